@@ -1,0 +1,32 @@
+from inliner.runtime import custom_vjp
+import torch
+from torch.autograd.function import once_differentiable
+
+
+def cube_fwd(x):
+    return x**3, (x,)
+
+
+def cube_bwd(residuals, g):
+    (x,) = residuals
+    return g * 5 * x * x
+
+
+Cube = custom_vjp(
+    cube_fwd,
+    cube_bwd,
+    name="Cube",
+    saved_for_backward_idx=(0,),
+    backward_decorators=(once_differentiable,),
+)
+
+
+def scenario_first_order():
+    x = torch.randn(3, requires_grad=True)
+    return [x], Cube(x)
+
+
+def scenario_second_order_fails():
+    x = torch.randn(3, requires_grad=True)
+    (gx,) = torch.autograd.grad(Cube(x).sum(), x, create_graph=True)
+    return [x], gx

@@ -1,0 +1,261 @@
+"""Facts about one function body that the lowering needs: where ctx is used, what is stored, where it returns.
+
+Everything here is read-only analysis of a single ``FunctionDef``; it never
+resolves names across the module (that is the expensive part of libcst metadata
+and a Function body does not need it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from inliner.model import Refuse
+
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_LOOPS = (cst.For, cst.While, cst.CompFor)
+
+
+@dataclass
+class CtxUse:
+    kind: str  # "call" | "set" | "read"
+    attr: str
+    node: cst.CSTNode  # the Call, the Assign, or the Attribute
+    small: cst.BaseSmallStatement | None  # the statement holding a call / set
+    top_level: bool  # the statement is directly in the function body
+    position: int
+
+
+@dataclass
+class BodyFacts:
+    ctx_uses: list[CtxUse] = field(default_factory=list)
+    #: name -> positions where it is stored (assigned, deleted, bound by for/with/import...)
+    stores: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
+    returns: list[tuple[cst.Return, int]] = field(default_factory=list)
+    position_of: dict[int, int] = field(default_factory=dict)  # id(node) -> visit order
+    has_yield: bool = False
+
+
+class _Walker(cst.CSTVisitor):
+    def __init__(self, func: cst.FunctionDef, ctx: str | None, role: str) -> None:
+        self.role = role
+        self.func = func
+        self.ctx = ctx
+        self.stack: list[cst.CSTNode] = []
+        self.facts = BodyFacts()
+        self.counter = 0
+
+    # -- bookkeeping -------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.counter += 1
+        self.facts.position_of[id(node)] = self.counter
+        self.stack.append(node)
+        if isinstance(node, cst.Name):
+            self._name(node)
+        elif isinstance(node, cst.Return):
+            if not self._in_nested_scope():
+                self.facts.returns.append((node, self.counter))
+        elif isinstance(node, (cst.Yield, cst.Await)):
+            if not self._in_nested_scope():
+                self.facts.has_yield = True
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+    def _in_nested_scope(self) -> bool:
+        return any(isinstance(n, _SCOPES) for n in self.stack[1:-1])
+
+    def _in_loop(self) -> bool:
+        return any(isinstance(n, _LOOPS) for n in self.stack[1:])
+
+    # -- names -------------------------------------------------------------
+    def _name(self, node: cst.Name) -> None:
+        parents = self.stack[:-1]
+        parent = parents[-1] if parents else None
+        if self._is_store(node, parents):
+            if isinstance(parent, cst.Param) and len(parents) >= 3 and parents[-3] is self.func:
+                return  # the function's own parameters are bindings, not re-bindings
+            self.facts.stores.setdefault(node.value, []).append((self.counter, self._in_loop()))
+            if node.value == self.ctx and not (isinstance(parent, cst.Param) and parent is self._ctx_param()):
+                raise Refuse("INL100", f"`{self.ctx}` is rebound", node)
+            return
+        if node.value != self.ctx or self.ctx is None:
+            return
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return  # `something.ctx`, not our ctx
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            return
+        if any(isinstance(n, _SCOPES) for n in parents[1:]):
+            raise Refuse("INL102", f"`{self.ctx}` is used inside a nested function or class", node)
+        if not (isinstance(parent, cst.Attribute) and parent.value is node):
+            raise Refuse("INL102", f"`{self.ctx}` is passed to a helper or stored elsewhere", node)
+        self._attribute_use(parent, parents[:-1])
+
+    def _ctx_param(self) -> cst.Param | None:
+        params = self.func.params.params or self.func.params.posonly_params
+        return params[0] if params else None
+
+    def _is_store(self, node: cst.Name, parents: list[cst.CSTNode]) -> bool:
+        parent = parents[-1] if parents else None
+        if isinstance(parent, cst.Param) and parent.name is node:
+            return True
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
+            return parent is not self.func
+        if isinstance(parent, (cst.Global, cst.Nonlocal)):
+            return True
+        if isinstance(parent, cst.NameItem):
+            return True
+        if isinstance(parent, cst.ImportAlias):
+            return True
+        if isinstance(parent, cst.AsName):
+            return True
+        # Walk up through tuple/list/starred targets to the statement that stores.
+        child: cst.CSTNode = node
+        for p in reversed(parents):
+            if isinstance(p, (cst.Element, cst.Tuple, cst.List, cst.StarredElement)):
+                child = p
+                continue
+            if isinstance(p, cst.AssignTarget):
+                return p.target is child
+            if isinstance(p, (cst.AugAssign, cst.AnnAssign)):
+                return p.target is child
+            if isinstance(p, (cst.For, cst.CompFor)):
+                return p.target is child
+            if isinstance(p, cst.NamedExpr):
+                return p.target is child
+            if isinstance(p, cst.Del):
+                return p.target is child
+            return False
+        return False
+
+    def _attribute_use(self, attr: cst.Attribute, parents: list[cst.CSTNode]) -> None:
+        name = attr.attr.value
+        parent = parents[-1]
+        top = self._top_level_small(parents)
+        if isinstance(parent, cst.Call) and parent.func is attr:
+            small = parents[-2] if len(parents) >= 2 else None
+            if not isinstance(small, cst.Expr) or small.value is not parent:
+                raise Refuse("INL100", f"the value of `{self.ctx}.{name}(...)` is used", parent)
+            self.facts.ctx_uses.append(CtxUse("call", name, parent, small, top is small, self.counter))
+            return
+        if isinstance(parent, cst.AssignTarget) and parent.target is attr:
+            assign = parents[-2]
+            self._check_simple_set(assign, attr)
+            self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter))
+            return
+        if isinstance(parent, cst.Element) and len(parents) >= 4:
+            tup, target, assign = parents[-2], parents[-3], parents[-4]
+            if isinstance(tup, (cst.Tuple, cst.List)) and isinstance(target, cst.AssignTarget) and target.target is tup:
+                self._check_simple_set(assign, attr)
+                self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter))
+                return
+        for p in reversed(parents):
+            if isinstance(p, (cst.AugAssign, cst.AnnAssign, cst.Del, cst.For, cst.WithItem, cst.AssignTarget)):
+                if self.role == "backward":
+                    raise Refuse("INL104", f"backward writes `{self.ctx}.{name}`", attr)
+                raise Refuse("INL100", f"`{self.ctx}.{name}` is written in a form the engine cannot follow", attr)
+            if isinstance(p, cst.BaseSmallStatement) or isinstance(p, cst.BaseCompoundStatement):
+                break
+        self.facts.ctx_uses.append(CtxUse("read", name, attr, None, False, self.counter))
+
+    def _check_simple_set(self, assign: cst.CSTNode, attr: cst.Attribute) -> None:
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            raise Refuse("INL100", f"`{self.ctx}.{attr.attr.value}` is assigned in a chained assignment", attr)
+
+    def _top_level_small(self, parents: list[cst.CSTNode]) -> cst.CSTNode | None:
+        # stack: [FunctionDef, IndentedBlock, SimpleStatementLine, small, ...]
+        if len(parents) >= 4 and isinstance(parents[1], cst.IndentedBlock) and isinstance(
+            parents[2], cst.SimpleStatementLine
+        ):
+            return parents[3]
+        return None
+
+
+def analyse(func: cst.FunctionDef, ctx: str | None, role: str = "forward") -> BodyFacts:
+    walker = _Walker(func, ctx, role)
+    func.visit(walker)
+    return walker.facts
+
+
+def always_returns(stmts: list[cst.BaseStatement] | tuple[cst.BaseStatement, ...]) -> bool:
+    """True when control can never fall off the end of ``stmts``."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
+    if isinstance(last, cst.If):
+        if last.orelse is None:
+            return False
+        other = last.orelse
+        other_body = other.body.body if isinstance(other, cst.Else) else [other]
+        return always_returns(last.body.body) and always_returns(other_body)
+    return False
+
+
+def definitely_assigned_at_returns(
+    body: tuple[cst.BaseStatement, ...], defines: dict[int, set[str]]
+) -> dict[int, frozenset[str]]:
+    """For each top-function ``Return`` (by id) the residuals certainly assigned when it runs.
+
+    ``defines`` maps id(small statement) -> residual names it assigns. The analysis is
+    conservative: loops may run zero times, try bodies may stop anywhere.
+    """
+    at_return: dict[int, frozenset[str]] = {}
+
+    def block(stmts, assigned: frozenset[str]) -> frozenset[str]:
+        for stmt in stmts:
+            assigned = statement(stmt, assigned)
+        return assigned
+
+    def suite(node) -> tuple:
+        return tuple(node.body) if isinstance(node, cst.IndentedBlock) else tuple(node.body)
+
+    def statement(stmt, assigned: frozenset[str]) -> frozenset[str]:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                assigned = assigned | frozenset(defines.get(id(small), ()))
+                if isinstance(small, cst.Return):
+                    at_return[id(small)] = assigned
+            return assigned
+        if isinstance(stmt, cst.If):
+            a1 = block(suite(stmt.body), assigned)
+            if stmt.orelse is None:
+                return assigned & a1 if not always_returns(suite(stmt.body)) else assigned
+            if isinstance(stmt.orelse, cst.If):
+                a2 = statement(stmt.orelse, assigned)
+                other_returns = False
+            else:
+                a2 = block(suite(stmt.orelse.body), assigned)
+                other_returns = always_returns(suite(stmt.orelse.body))
+            if always_returns(suite(stmt.body)):
+                return a2
+            if other_returns:
+                return a1
+            return a1 & a2
+        if isinstance(stmt, (cst.For, cst.While)):
+            block(suite(stmt.body), assigned)
+            if stmt.orelse is not None:
+                block(suite(stmt.orelse.body), assigned)
+            return assigned
+        if isinstance(stmt, cst.With):
+            return block(suite(stmt.body), assigned)
+        if isinstance(stmt, (cst.Try, cst.TryStar)):
+            after_body = block(suite(stmt.body), assigned)
+            for handler in stmt.handlers:
+                block(suite(handler.body), assigned)
+            if stmt.orelse is not None:
+                block(suite(stmt.orelse.body), after_body)
+            if stmt.finalbody is not None:
+                return block(suite(stmt.finalbody.body), assigned)
+            return assigned
+        if isinstance(stmt, cst.Match):
+            for case in stmt.cases:
+                block(suite(case.body), assigned)
+            return assigned
+        return assigned  # nested def/class: not ours
+
+    block(body, frozenset())
+    return at_return

@@ -1,0 +1,46 @@
+"""The engine: one pure function from source text to new text and diagnostics.
+
+Every surface (command line, import hook, language server) calls ``flatten`` and
+nothing else, so they always agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from inliner.diagnostics import Diagnostic
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Restrict the rewrite to one Function class (by name) or the class / op call on a line."""
+
+    name: str | None = None
+    line: int | None = None  # 1-based
+
+    @classmethod
+    def parse(cls, text: str) -> "Selection":
+        """``Name``, ``PATH:LINE`` or ``LINE``."""
+        head, sep, tail = text.rpartition(":")
+        if sep and tail.isdigit():
+            return cls(line=int(tail))
+        if text.isdigit():
+            return cls(line=int(text))
+        return cls(name=text)
+
+
+@dataclass(frozen=True)
+class FlattenResult:
+    source: str  # the new text (identical to the input when nothing changed)
+    diagnostics: tuple[Diagnostic, ...] = ()
+    flattened: tuple[str, ...] = ()  # names of the Functions / op calls rewritten
+    refused: tuple[str, ...] = ()  # names of those left untouched, each with a diagnostic
+    error: str | None = None  # set when the file could not be processed at all
+    changed: bool = field(default=False)
+
+
+def flatten(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
+    """Flatten every autograd.Function subclass (and autograd_function_apply call) in ``source``."""
+    from inliner.rewrite import rewrite_module
+
+    return rewrite_module(source, path=path, select=select)

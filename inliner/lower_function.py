@@ -1,0 +1,741 @@
+"""Lower one ``torch.autograd.Function`` subclass into a ``CustomVJP``.
+
+The rules come from shared/SEMANTICS.md: residuals are captured at the point of
+the original ``ctx`` statement, tensors saved with ``save_for_backward`` keep
+that route (version checks, hooks, freeing) and ``ctx.attr`` tensors stay plain
+references. Anything the lowering cannot follow raises ``Refuse`` and the class
+is left untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import libcst as cst
+
+from inliner.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
+from inliner.model import CustomVJP, Refuse, VJPSpec
+from inliner.names import fresh, names_in, snake_case
+
+QualifiedNames = Callable[[cst.CSTNode], set[str]]
+
+_MEMBERS = {"forward", "backward", "vjp", "setup_context", "vmap", "jvp"}
+_RESERVED_ATTRS = {
+    "saved_tensors",
+    "saved_variables",
+    "needs_input_grad",
+    "materialize_grads",
+    "to_save",
+    "dirty_tensors",
+    "non_differentiable",
+    "saved_for_forward",
+    "_dtype",
+    "_fwd_used_autocast",
+}
+_CTX_CALLS = {"save_for_backward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads"}
+
+
+def _is_torch_decorator(qnames: set[str], leaf: str) -> bool:
+    return any(q.startswith("torch.") and q.rsplit(".", 1)[-1] == leaf for q in qnames)
+
+
+@dataclass
+class _Residual:
+    kind: str  # "saved" | "attr" | "group"
+    attr: str | None
+    fwd_name: str
+    bwd_name: str = ""
+    defined_by: list[int] = field(default_factory=list)  # ids of small statements that assign it
+
+
+def lower_function_class(
+    cls: cst.ClassDef, *, qualified: QualifiedNames, taken: set[str]
+) -> CustomVJP:
+    name = cls.name.value
+    if cls.decorators:
+        raise Refuse("INL105", f"class {name} has class decorators", cls)
+    if cls.keywords:
+        raise Refuse("INL105", f"class {name} passes keywords (a metaclass?) to its bases", cls)
+    if len(cls.bases) != 1:
+        raise Refuse("INL105", f"class {name} has more than one base class", cls)
+
+    members: dict[str, cst.FunctionDef] = {}
+    docstring: cst.SimpleStatementLine | None = None
+    generate_vmap_rule: cst.BaseExpression | None = None
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    for index, stmt in enumerate(body):
+        if isinstance(stmt, cst.FunctionDef):
+            member = stmt.name.value
+            if member not in _MEMBERS:
+                raise Refuse("INL105", f"class {name} defines `{member}`, which the flat form cannot carry", stmt)
+            if member in members:
+                raise Refuse("INL105", f"class {name} defines `{member}` twice", stmt)
+            members[member] = stmt
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+                    docstring = stmt
+                elif isinstance(small, cst.Pass):
+                    pass
+                elif (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                    and small.targets[0].target.value == "generate_vmap_rule"
+                ):
+                    generate_vmap_rule = small.value
+                else:
+                    raise Refuse("INL105", f"class {name} has a class-level statement the flat form cannot carry", small)
+            continue
+        raise Refuse("INL105", f"class {name} has a class-level statement the flat form cannot carry", stmt)
+
+    forward = members.get("forward")
+    if forward is None:
+        raise Refuse("INL105", f"class {name} has no forward", cls)
+    if "backward" in members and "vjp" in members:
+        raise Refuse("INL105", f"class {name} defines both backward and vjp (torch rejects this)", cls)
+    backward = members.get("backward") or members.get("vjp")
+    if backward is None:
+        raise Refuse("INL105", f"class {name} has no backward (or vjp)", cls)
+    if "jvp" in members:
+        raise Refuse("INL105", f"class {name} defines jvp; forward-mode AD is not flattened yet", members["jvp"])
+
+    forward_decorators = _decorators(forward, qualified, {"custom_fwd"}, name)
+    backward_decorators = _decorators(backward, qualified, {"custom_bwd", "once_differentiable"}, name)
+
+    base = snake_case(name)
+    fwd_name = fresh(f"{base}_fwd", taken)
+    bwd_name = fresh(f"{base}_bwd", taken)
+
+    if "setup_context" in members:
+        if forward_decorators:
+            raise Refuse(
+                "INL106",
+                f"class {name}: custom_fwd on a setup_context forward is broken in torch itself; fix the original first",
+                forward,
+            )
+        lowering = _SetupContextLowering(name, forward, members["setup_context"], backward)
+    else:
+        lowering = _CombinedLowering(name, forward, backward)
+    fwd_def, bwd_def, spec = lowering.lower(fwd_name, bwd_name)
+    spec.forward_decorators = forward_decorators
+    spec.backward_decorators = backward_decorators
+    spec.generate_vmap_rule = generate_vmap_rule
+
+    if docstring is not None:
+        fwd_def = _with_docstring(fwd_def, docstring)
+
+    extra: list[cst.FunctionDef] = []
+    vmap = members.get("vmap")
+    if vmap is not None:
+        _decorators(vmap, qualified, set(), name)
+        spec.vmap = fresh(f"{base}_vmap", taken)
+        extra.append(vmap.with_changes(name=cst.Name(spec.vmap), decorators=()))
+
+    return CustomVJP(
+        name=name,
+        fwd=fwd_def,
+        bwd=bwd_def,
+        spec=spec,
+        extra=extra,
+        leading_lines=tuple(cls.leading_lines),
+    )
+
+
+def _decorators(
+    func: cst.FunctionDef, qualified: QualifiedNames, allowed: set[str], cls_name: str
+) -> tuple[cst.BaseExpression, ...]:
+    is_static = False
+    kept: list[cst.BaseExpression] = []
+    for decorator in func.decorators:
+        expr = decorator.decorator
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        qnames = qualified(target)
+        if "builtins.staticmethod" in qnames or (isinstance(expr, cst.Name) and expr.value == "staticmethod" and not qnames):
+            is_static = True
+            continue
+        leaf = next((a for a in allowed if _is_torch_decorator(qnames, a)), None)
+        if leaf is None:
+            raise Refuse(
+                "INL106",
+                f"class {cls_name}: decorator on `{func.name.value}` is not one the engine understands",
+                decorator,
+            )
+        kept.append(expr)
+    if not is_static:
+        raise Refuse(
+            "INL105",
+            f"class {cls_name}: `{func.name.value}` is not a @staticmethod (legacy or classmethod Functions are not flattened)",
+            func,
+        )
+    return tuple(kept)
+
+
+def _with_docstring(func: cst.FunctionDef, docstring: cst.SimpleStatementLine) -> cst.FunctionDef:
+    body = func.body
+    assert isinstance(body, cst.IndentedBlock)
+    return func.with_changes(body=body.with_changes(body=(docstring.with_changes(leading_lines=()), *body.body)))
+
+
+def _params_without_first(params: cst.Parameters) -> cst.Parameters:
+    if params.posonly_params:
+        return params.with_changes(posonly_params=params.posonly_params[1:])
+    return params.with_changes(params=params.params[1:])
+
+
+def _first_param(func: cst.FunctionDef, cls_name: str) -> str:
+    params = func.params.posonly_params or func.params.params
+    if not params:
+        raise Refuse("INL109", f"class {cls_name}: `{func.name.value}` takes no ctx parameter", func)
+    return params[0].name.value
+
+
+def _param_names(params: cst.Parameters) -> list[str]:
+    out = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if isinstance(params.star_arg, cst.Param):
+        out.append(params.star_arg.name.value)
+    out.extend(p.name.value for p in params.kwonly_params)
+    if params.star_kwarg is not None:
+        out.append(params.star_kwarg.name.value)
+    return out
+
+
+def _tuple(names: list[str]) -> cst.Tuple:
+    return cst.Tuple([cst.Element(cst.Name(n)) for n in names])
+
+
+def _parenthesised(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, cst.Tuple) and not expr.lpar:
+        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
+
+
+def _statement(code: str) -> cst.BaseStatement:
+    return cst.parse_statement(code)
+
+
+class _BodyRewriter(cst.CSTTransformer):
+    """Apply per-node replacements decided by the analysis, outside nested scopes for returns."""
+
+    def __init__(
+        self,
+        smalls: dict[int, cst.BaseSmallStatement | None],
+        attributes: dict[int, cst.BaseExpression],
+        returns: dict[int, Callable[[cst.Return], cst.Return]],
+    ) -> None:
+        self.smalls = smalls
+        self.attributes = attributes
+        self.returns = returns
+
+        self.emptied: set[int] = set()
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        key = id(original_node)
+        if key in self.smalls:
+            replacement = self.smalls[key]
+            return cst.RemoveFromParent() if replacement is None else replacement
+        if key in self.attributes:
+            return self.attributes[key]
+        if key in self.returns:
+            return self.returns[key](updated_node)
+        if isinstance(updated_node, cst.SimpleStatementLine) and not updated_node.body:
+            # Keep the line until its block is rebuilt, so its comments can move on.
+            placeholder = updated_node.with_changes(body=[cst.Pass()])
+            self.emptied.add(id(placeholder))
+            return placeholder
+        if isinstance(updated_node, cst.IndentedBlock):
+            return self._drop_emptied(updated_node)
+        return updated_node
+
+    def _drop_emptied(self, block: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not any(id(s) in self.emptied for s in block.body):
+            return block
+        body: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        for stmt in block.body:
+            if id(stmt) in self.emptied:
+                assert isinstance(stmt, cst.SimpleStatementLine)
+                carried.extend(line for line in stmt.leading_lines if line.comment is not None)
+                comment = stmt.trailing_whitespace.comment
+                if comment is not None:
+                    carried.append(cst.EmptyLine(comment=comment))
+                continue
+            if carried:
+                stmt = stmt.with_changes(leading_lines=(*stmt.leading_lines, *carried))
+                carried = []
+            body.append(stmt)
+        if not body:
+            body.append(cst.SimpleStatementLine([cst.Pass()], leading_lines=carried))
+            carried = []
+        footer = (*carried, *block.footer)
+        return block.with_changes(body=body, footer=footer)
+
+
+class _CombinedLowering:
+    """``forward(ctx, ...)`` + ``backward(ctx, *grads)``."""
+
+    def __init__(self, name: str, forward: cst.FunctionDef, backward: cst.FunctionDef) -> None:
+        self.name = name
+        self.forward = forward
+        self.backward = backward
+
+    # -- entry ---------------------------------------------------------------
+    def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
+        name = self.name
+        ctx = _first_param(self.forward, name)
+        facts = analyse(self.forward, ctx)
+        if facts.has_yield:
+            raise Refuse("INL105", f"class {name}: forward is a generator or coroutine", self.forward)
+        if isinstance(self.forward.asynchronous, cst.Asynchronous):
+            raise Refuse("INL105", f"class {name}: forward is async", self.forward)
+        params = _params_without_first(self.forward.params)
+        param_names = _param_names(params)
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        fwd_names = names_in(self.forward)
+
+        bwd_ctx = _first_param(self.backward, name)
+        bwd_facts = analyse(self.backward, bwd_ctx, "backward")
+        bwd_names = names_in(self.backward)
+
+        spec = VJPSpec(fill_defaults=False)
+        smalls: dict[int, cst.BaseSmallStatement | None] = {}
+        attributes: dict[int, cst.BaseExpression] = {}
+        returns: dict[int, Callable[[cst.Return], cst.Return]] = {}
+
+        saves = [u for u in facts.ctx_uses if u.kind == "call" and u.attr == "save_for_backward"]
+        sets = [u for u in facts.ctx_uses if u.kind == "set"]
+        reads = [u for u in facts.ctx_uses if u.kind == "read"]
+        calls = [u for u in facts.ctx_uses if u.kind == "call" and u.attr != "save_for_backward"]
+
+        for use in calls:
+            if use.attr not in _CTX_CALLS:
+                raise Refuse("INL100", f"class {name}: forward calls `{ctx}.{use.attr}`, which the engine cannot replay", use.node)
+
+        fwd_taken = set(fwd_names) | set(param_names)
+        residuals: list[_Residual] = []
+
+        # -- save_for_backward -------------------------------------------------
+        bwd_unpack = self._saved_unpack(bwd_ctx, bwd_facts)
+        flat_saves = self._flat_saves(saves, facts)
+        if flat_saves is not None:
+            use, args = flat_saves
+            preferred = list(bwd_unpack[1]) if bwd_unpack and len(bwd_unpack[1]) == len(args) else []
+            fresh_targets: list[tuple[str, cst.BaseExpression]] = []
+            for i, arg in enumerate(args):
+                if isinstance(arg, cst.Name) and self._reusable(arg.value, use.position, facts, positional_or_param=param_names):
+                    residuals.append(_Residual("saved", None, arg.value, defined_by=[id(use.small)]))
+                    continue
+                wish = preferred[i] if preferred else (arg.value if isinstance(arg, cst.Name) else f"saved_{i}")
+                var = fresh(wish if wish not in fwd_taken else f"{wish}_saved", fwd_taken)
+                fresh_targets.append((var, arg))
+                residuals.append(_Residual("saved", None, var, defined_by=[id(use.small)]))
+            if fresh_targets:
+                smalls[id(use.small)] = _assign([v for v, _ in fresh_targets], [e for _, e in fresh_targets])
+            else:
+                smalls[id(use.small)] = None
+            spec.saved_for_backward_idx = tuple(range(len(args)))
+        elif saves:
+            var = fresh("saved_tensors", fwd_taken)
+            group = _Residual("group", None, var, bwd_name="")
+            for use in saves:
+                call = use.node
+                assert isinstance(call, cst.Call)
+                if any(a.keyword is not None for a in call.args):
+                    raise Refuse("INL111", f"class {name}: save_for_backward is called with keywords", call)
+                value = cst.Tuple([cst.Element(a.value) if a.star == "" else cst.StarredElement(a.value) for a in call.args])
+                smalls[id(use.small)] = cst.Assign([cst.AssignTarget(cst.Name(var))], value)
+            residuals.append(group)
+            group.defined_by = []  # initialised at the top of fwd: always assigned
+            spec.saved_tensors_idx = 0
+
+        # -- ctx.attr = value ----------------------------------------------------
+        attr_residual: dict[str, _Residual] = {}
+        set_sites: dict[str, list[CtxUse]] = {}
+        for use in sets:
+            set_sites.setdefault(use.attr, []).append(use)
+        for use in sets:
+            if use.attr in _RESERVED_ATTRS or use.attr.startswith("__"):
+                raise Refuse("INL101", f"class {name}: forward sets `{ctx}.{use.attr}`, an attribute torch itself uses", use.node)
+        for use in sets:
+            assign = use.node
+            assert isinstance(assign, cst.Assign)
+            target = assign.targets[0].target
+            if isinstance(target, (cst.Tuple, cst.List)):
+                names_here = []
+                for el in target.elements:
+                    if not (isinstance(el, cst.Element) and isinstance(el.value, cst.Attribute) and isinstance(el.value.value, cst.Name) and el.value.value.value == ctx):
+                        raise Refuse("INL100", f"class {name}: a tuple assignment mixes `{ctx}` attributes and other targets", assign)
+                    names_here.append(el.value.attr.value)
+                vars_here = [self._attr_var(a, attr_residual, residuals, fwd_taken, use, reuse=None) for a in names_here]
+                smalls[id(assign)] = assign.with_changes(targets=[cst.AssignTarget(_tuple(vars_here))])
+                continue
+            attr = use.attr
+            value = assign.value
+            reuse = None
+            if (
+                len(set_sites[attr]) == 1
+                and isinstance(value, cst.Name)
+                and value.value != ctx
+                and self._reusable(value.value, use.position, facts, positional_or_param=param_names)
+            ):
+                reuse = value.value
+            var = self._attr_var(attr, attr_residual, residuals, fwd_taken, use, reuse=reuse)
+            if reuse is not None:
+                smalls[id(assign)] = None
+            else:
+                smalls[id(assign)] = assign.with_changes(targets=[cst.AssignTarget(cst.Name(var))])
+
+        for use in reads:
+            if use.attr not in attr_residual:
+                raise Refuse("INL100", f"class {name}: forward reads `{ctx}.{use.attr}`, which it never sets", use.node)
+            first_set = min(u.position for u in set_sites[use.attr])
+            if use.position < first_set:
+                raise Refuse("INL100", f"class {name}: forward reads `{ctx}.{use.attr}` before setting it", use.node)
+            attributes[id(use.node)] = cst.Name(attr_residual[use.attr].fwd_name)
+
+        # -- mark_dirty / mark_non_differentiable / set_materialize_grads -----
+        for use in calls:
+            call = use.node
+            assert isinstance(call, cst.Call)
+            if not use.top_level:
+                raise Refuse(
+                    "INL107" if use.attr.startswith("mark_") else "INL108",
+                    f"class {name}: `{ctx}.{use.attr}` is called conditionally",
+                    call,
+                )
+            smalls[id(use.small)] = None
+            if use.attr == "set_materialize_grads":
+                spec.materialize_grads = self._materialize_flag(call)
+            elif use.attr == "mark_dirty":
+                spec.dirty_idx = spec.dirty_idx + self._dirty(call, positional, facts)
+            else:
+                spec.non_differentiable_idx = spec.non_differentiable_idx + self._nondiff(call, use, facts)
+
+        # -- definite assignment at every return ------------------------------
+        defines: dict[int, set[str]] = {}
+        for r in residuals:
+            for d in r.defined_by:
+                defines.setdefault(d, set()).add(r.fwd_name)
+        body = self.forward.body
+        assert isinstance(body, cst.IndentedBlock)
+        at_return = definitely_assigned_at_returns(tuple(body.body), defines)
+        needed = {r.fwd_name for r in residuals if r.defined_by}
+        falls_off = not always_returns(body.body)
+        end_state = _end_state(tuple(body.body), defines) if falls_off else None
+        for ret, _pos in facts.returns:
+            missing = needed - at_return.get(id(ret), frozenset())
+            if missing:
+                raise Refuse(
+                    "INL103",
+                    f"class {name}: {self._describe(missing, residuals, ctx)} not set on every path that returns",
+                    ret,
+                )
+        if end_state is not None and needed - end_state:
+            raise Refuse(
+                "INL103",
+                f"class {name}: {self._describe(needed - end_state, residuals, ctx)} not set on every path that returns",
+                self.forward,
+            )
+
+        residual_tuple = _tuple([r.fwd_name for r in residuals])
+
+        def make_return(ret: cst.Return) -> cst.Return:
+            value = ret.value if ret.value is not None else cst.Name("None")
+            return ret.with_changes(
+                value=cst.Tuple(
+                    [cst.Element(_parenthesised(value)), cst.Element(residual_tuple)], lpar=[], rpar=[]
+                ),
+                whitespace_after_return=cst.SimpleWhitespace(" "),
+            )
+
+        for ret, _pos in facts.returns:
+            returns[id(ret)] = make_return
+
+        new_forward = self.forward.visit(_BodyRewriter(smalls, attributes, returns))
+        assert isinstance(new_forward, cst.FunctionDef)
+        new_body = list(new_forward.body.body)
+        if spec.saved_tensors_idx is not None:
+            new_body.insert(_after_docstring(new_body), _statement(f"{residuals[0].fwd_name} = ()\n"))
+        if falls_off:
+            new_body.append(cst.SimpleStatementLine([make_return(cst.Return(None))]))
+        fwd_def = cst.FunctionDef(
+            name=cst.Name(fwd_name),
+            params=params,
+            body=new_forward.body.with_changes(body=new_body),
+            leading_lines=self.forward.leading_lines,
+            returns=None,
+        )
+
+        bwd_def = self._lower_backward(bwd_name, bwd_ctx, bwd_facts, bwd_names, residuals, attr_residual, bwd_unpack, spec)
+        return fwd_def, bwd_def, spec
+
+    # -- helpers ---------------------------------------------------------------
+    def _describe(self, missing: set[str], residuals: list[_Residual], ctx: str) -> str:
+        parts = []
+        for r in residuals:
+            if r.fwd_name in missing:
+                parts.append(f"`{ctx}.{r.attr}`" if r.attr else "`save_for_backward`")
+        parts = sorted(set(parts))
+        return ", ".join(parts) + (" is" if len(parts) == 1 else " are")
+
+    def _attr_var(
+        self,
+        attr: str,
+        attr_residual: dict[str, _Residual],
+        residuals: list[_Residual],
+        fwd_taken: set[str],
+        use: CtxUse,
+        reuse: str | None,
+    ) -> str:
+        existing = attr_residual.get(attr)
+        if existing is not None:
+            existing.defined_by.append(id(use.small))
+            return existing.fwd_name
+        var = reuse if reuse is not None else fresh(attr if attr not in fwd_taken else f"{attr}_saved", fwd_taken)
+        residual = _Residual("attr", attr, var, defined_by=[id(use.small)])
+        attr_residual[attr] = residual
+        residuals.append(residual)
+        return var
+
+    def _reusable(self, name: str, position: int, facts, positional_or_param: list[str]) -> bool:
+        """``name`` keeps the value it had at ``position`` until every return."""
+        stores = facts.stores.get(name, [])
+        if name in positional_or_param:
+            return not stores
+        if len(stores) != 1:
+            return False
+        store_position, in_loop = stores[0]
+        return not in_loop and store_position < position
+
+    def _flat_saves(self, saves: list[CtxUse], facts) -> tuple[CtxUse, list[cst.BaseExpression]] | None:
+        """One unconditional save with a fixed argument list: residuals can be spelled one by one."""
+        if len(saves) != 1 or not saves[0].top_level:
+            return None
+        use = saves[0]
+        call = use.node
+        assert isinstance(call, cst.Call)
+        if any(a.star or a.keyword is not None for a in call.args):
+            return None
+        if any(pos < use.position for _, pos in facts.returns):
+            return None
+        return use, [a.value for a in call.args]
+
+    def _materialize_flag(self, call: cst.Call) -> bool:
+        if len(call.args) == 1 and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in ("True", "False"):
+            return call.args[0].value.value == "True"
+        raise Refuse("INL108", f"class {self.name}: set_materialize_grads takes a value the engine cannot read statically", call)
+
+    def _dirty(self, call: cst.Call, positional: list[str], facts) -> tuple[int, ...]:
+        out = []
+        for arg in call.args:
+            value = arg.value
+            if arg.star or not isinstance(value, cst.Name) or value.value not in positional or facts.stores.get(value.value):
+                raise Refuse(
+                    "INL107", f"class {self.name}: mark_dirty argument is not an input parameter that is never rebound", call
+                )
+            out.append(positional.index(value.value))
+        return tuple(out)
+
+    def _nondiff(self, call: cst.Call, use: CtxUse, facts) -> tuple[int, ...]:
+        marked = []
+        for arg in call.args:
+            value = arg.value
+            if arg.star or not isinstance(value, cst.Name):
+                raise Refuse("INL107", f"class {self.name}: mark_non_differentiable argument is not a plain name", call)
+            if any(pos > use.position for pos, _ in facts.stores.get(value.value, [])):
+                raise Refuse("INL107", f"class {self.name}: `{value.value}` is rebound after mark_non_differentiable", call)
+            marked.append(value.value)
+        result: tuple[int, ...] | None = None
+        for ret, pos in facts.returns:
+            if pos < use.position:
+                raise Refuse("INL107", f"class {self.name}: forward returns before mark_non_differentiable", ret)
+            value = ret.value
+            if isinstance(value, cst.Tuple):
+                items = [el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else None for el in value.elements]
+                if any(isinstance(el, cst.StarredElement) for el in value.elements):
+                    raise Refuse("INL107", f"class {self.name}: the outputs of forward are starred", ret)
+            elif isinstance(value, cst.Name):
+                items = [value.value]
+            else:
+                items = []
+            try:
+                idx = tuple(items.index(m) for m in marked)
+            except ValueError:
+                raise Refuse(
+                    "INL107", f"class {self.name}: a mark_non_differentiable output cannot be matched to a returned name", ret
+                ) from None
+            if result is not None and idx != result:
+                raise Refuse("INL107", f"class {self.name}: returns disagree on which outputs are non-differentiable", ret)
+            result = idx
+        if result is None:
+            raise Refuse("INL107", f"class {self.name}: mark_non_differentiable but forward has no return", call)
+        return result
+
+    def _saved_unpack(self, ctx: str, facts) -> tuple[cst.SimpleStatementLine, list[str]] | None:
+        """A top-level ``a, b = ctx.saved_tensors`` that is the only read of saved tensors."""
+        saved_reads = [u for u in facts.ctx_uses if u.kind == "read" and u.attr in ("saved_tensors", "saved_variables")]
+        if len(saved_reads) != 1:
+            return None
+        body = self.backward.body
+        if not isinstance(body, cst.IndentedBlock):
+            return None
+        seen_names: set[str] = set()
+        for stmt in body.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+                small = stmt.body[0]
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and small.value is saved_reads[0].node
+                ):
+                    target = small.targets[0].target
+                    if isinstance(target, (cst.Tuple, cst.List)) and all(
+                        isinstance(el, cst.Element) and isinstance(el.value, cst.Name) for el in target.elements
+                    ):
+                        names = [el.value.value for el in target.elements]  # type: ignore[union-attr]
+                        if len(set(names)) == len(names) and not (set(names) & seen_names) and ctx not in names:
+                            return stmt, names
+                    return None
+            seen_names |= names_in(stmt)
+        return None
+
+    def _lower_backward(
+        self,
+        bwd_name: str,
+        ctx: str,
+        facts,
+        bwd_names: set[str],
+        residuals: list[_Residual],
+        attr_residual: dict[str, _Residual],
+        unpack: tuple[cst.SimpleStatementLine, list[str]] | None,
+        spec: VJPSpec,
+    ) -> cst.FunctionDef:
+        name = self.name
+        if facts.has_yield:
+            raise Refuse("INL105", f"class {name}: backward is a generator or coroutine", self.backward)
+        taken = set(bwd_names)
+        smalls: dict[int, cst.BaseSmallStatement | None] = {}
+        attributes: dict[int, cst.BaseExpression] = {}
+        for use in facts.ctx_uses:
+            if use.kind == "set":
+                raise Refuse("INL104", f"class {name}: backward writes `{ctx}.{use.attr}`", use.node)
+            if use.kind == "call":
+                raise Refuse("INL100", f"class {name}: backward calls `{ctx}.{use.attr}`", use.node)
+
+        saved = [r for r in residuals if r.kind == "saved"]
+        merged = unpack is not None and saved and len(unpack[1]) == len(saved)
+        if merged:
+            assert unpack is not None
+            for r, n in zip(saved, unpack[1]):
+                r.bwd_name = n
+            smalls[id(unpack[0].body[0])] = None
+        for r in residuals:
+            if r.bwd_name:
+                continue
+            if r.kind == "group":
+                r.bwd_name = fresh(r.fwd_name, taken)
+            elif r.kind == "saved":
+                r.bwd_name = fresh(r.fwd_name if r.fwd_name not in taken else f"{r.fwd_name}_saved", taken)
+            else:
+                assert r.attr is not None
+                r.bwd_name = fresh(r.attr if r.attr not in taken else f"{r.attr}_saved", taken)
+        # bwd-side names of residuals must be distinct.
+        seen: set[str] = set()
+        for r in residuals:
+            if r.bwd_name in seen:
+                r.bwd_name = fresh(r.bwd_name, taken | seen)
+            seen.add(r.bwd_name)
+
+        needs_input_grad = False
+        for use in facts.ctx_uses:
+            if use.kind != "read":
+                continue
+            if use.attr in ("saved_tensors", "saved_variables"):
+                if merged:
+                    continue
+                if spec.saved_tensors_idx is not None:
+                    attributes[id(use.node)] = cst.Name(residuals[spec.saved_tensors_idx].bwd_name)
+                elif saved:
+                    attributes[id(use.node)] = _tuple([r.bwd_name for r in saved])
+                else:
+                    attributes[id(use.node)] = cst.Tuple([])
+            elif use.attr == "needs_input_grad":
+                if "needs_input_grad" in bwd_names:
+                    raise Refuse("INL100", f"class {name}: backward already uses the name `needs_input_grad`", use.node)
+                needs_input_grad = True
+                attributes[id(use.node)] = cst.Name("needs_input_grad")
+            elif use.attr in attr_residual:
+                attributes[id(use.node)] = cst.Name(attr_residual[use.attr].bwd_name)
+            else:
+                raise Refuse("INL100", f"class {name}: backward reads `{ctx}.{use.attr}`, which forward never sets", use.node)
+        spec.bwd_needs_input_grad = needs_input_grad
+
+        new_backward = self.backward.visit(_BodyRewriter(smalls, attributes, {}))
+        assert isinstance(new_backward, cst.FunctionDef)
+        residuals_name = fresh("residuals", taken)
+        grads = _params_without_first(self.backward.params)
+        params = grads.with_changes(params=[cst.Param(cst.Name(residuals_name)), *grads.params])
+        if grads.posonly_params:
+            params = grads.with_changes(posonly_params=[cst.Param(cst.Name(residuals_name)), *grads.posonly_params])
+        if needs_input_grad:
+            star = params.star_arg if isinstance(params.star_arg, cst.Param) else cst.ParamStar()
+            params = params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, cst.Param(cst.Name("needs_input_grad"))])
+        body = list(new_backward.body.body)
+        if residuals:
+            unpack_stmt = cst.SimpleStatementLine(
+                [cst.Assign([cst.AssignTarget(_unpack_target([r.bwd_name for r in residuals]))], cst.Name(residuals_name))]
+            )
+            body.insert(_after_docstring(body), unpack_stmt)
+        if not body:
+            body = [cst.SimpleStatementLine([cst.Pass()])]
+        return cst.FunctionDef(
+            name=cst.Name(bwd_name),
+            params=params,
+            body=new_backward.body.with_changes(body=body),
+            leading_lines=self.backward.leading_lines,
+        )
+
+
+def _unpack_target(names: list[str]) -> cst.BaseAssignTargetExpression:
+    if len(names) == 1:
+        return cst.Tuple([cst.Element(cst.Name(names[0]))], lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
+
+
+def _assign(targets: list[str], values: list[cst.BaseExpression]) -> cst.Assign:
+    if len(targets) == 1:
+        return cst.Assign([cst.AssignTarget(cst.Name(targets[0]))], values[0])
+    return cst.Assign(
+        [cst.AssignTarget(cst.Tuple([cst.Element(cst.Name(t)) for t in targets], lpar=[], rpar=[]))],
+        cst.Tuple([cst.Element(v) for v in values], lpar=[], rpar=[]),
+    )
+
+
+def _after_docstring(body: list[cst.BaseStatement]) -> int:
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr):
+        value = body[0].body[0].value
+        if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+            return 1
+    return 0
+
+
+def _end_state(body: tuple[cst.BaseStatement, ...], defines: dict[int, set[str]]) -> frozenset[str]:
+    """Residuals certainly assigned when control falls off the end of ``body``."""
+    marker = cst.Return(None)
+    probe = (*body, cst.SimpleStatementLine([marker]))
+    return definitely_assigned_at_returns(probe, defines).get(id(marker), frozenset())
+
+
+class _SetupContextLowering:
+    """``forward(*inputs)`` + ``setup_context(ctx, inputs, output)`` + ``backward(ctx, *grads)``."""
+
+    def __init__(self, name: str, forward: cst.FunctionDef, setup: cst.FunctionDef, backward: cst.FunctionDef) -> None:
+        self.name = name
+        self.forward = forward
+        self.setup = setup
+        self.backward = backward
+
+    def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
+        raise Refuse("INL105", f"class {self.name}: the setup_context style is not flattened yet", self.setup)

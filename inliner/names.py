@@ -1,0 +1,72 @@
+"""Name helpers: collect the identifiers a piece of code uses and pick ones that collide with none."""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+import libcst as cst
+
+
+class _NameCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    # `obj.attr` and `f(key=...)` spell names that are not variables.
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every identifier spelled anywhere in ``node`` (a superset of what it binds or reads)."""
+    collector = _NameCollector()
+    node.visit(collector)
+    return collector.names
+
+
+def snake_case(name: str) -> str:
+    text = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
+    text = re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", text)
+    text = text.strip("_").lower() or "function"
+    return text
+
+
+def fresh(base: str, taken: set[str]) -> str:
+    """``base`` if free, else ``base_1``, ``base_2``...; the result is added to ``taken``."""
+    if not base.isidentifier() or keyword.iskeyword(base):
+        base = f"{base}_"
+    candidate, n = base, 0
+    while candidate in taken:
+        n += 1
+        candidate = f"{base}_{n}"
+    taken.add(candidate)
+    return candidate
+
+
+class _Renamer(cst.CSTTransformer):
+    def __init__(self, mapping: dict[str, str]) -> None:
+        self.mapping = mapping
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        new = self.mapping.get(original.value)
+        return updated.with_changes(value=new) if new else updated
+
+    # Attribute names and keyword argument names are not variables.
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
+
+
+def rename(node: cst.CSTNodeT, mapping: dict[str, str]) -> cst.CSTNodeT:
+    """Rename every ``Name`` in ``node`` (callers make sure no attribute or keyword is hit)."""
+    return node.visit(_Renamer(mapping))  # type: ignore[return-value]

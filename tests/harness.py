@@ -1,0 +1,133 @@
+"""Run an original module and its rewrite side by side and compare what autograd observes.
+
+A case module defines ``scenario_*()`` functions. Each builds its inputs itself
+(seeded), calls the module's Functions through the module's own call sites, and
+returns ``(leaves, outputs)``. The harness records, for both versions: output
+values, structure, ``requires_grad``, view/identity relations, the backward node's
+class name, the gradients of ``leaves`` under seeded cotangents, and any exception
+(type and message). Two results must be identical.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+
+_counter = itertools.count()
+
+
+def load_module(source: str, label: str):
+    """Import ``source`` as a fresh module (its own name, its own globals)."""
+    name = f"_inliner_case_{label}_{next(_counter)}"
+    path = Path(sys.prefix) / f"{name}.py"  # only used for tracebacks
+    spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = str(path)
+    sys.modules[name] = module
+    code = compile(source, f"<{label}>", "exec")
+    exec(code, module.__dict__)
+    return module
+
+
+def scenarios(module) -> list[str]:
+    return sorted(n for n in vars(module) if n.startswith("scenario") and callable(getattr(module, n)))
+
+
+def _describe_value(value: Any, leaves: list[torch.Tensor]) -> Any:
+    if isinstance(value, torch.Tensor):
+        return {
+            "tensor": value.detach().clone(),
+            "dtype": value.dtype,
+            "requires_grad": value.requires_grad,
+            "is_view": value._is_view(),
+            "is_leaf_input": [value is leaf for leaf in leaves],
+            "base_is_input": [value._base is leaf for leaf in leaves] if value._is_view() else None,
+            "grad_fn": type(value.grad_fn).__name__ if value.grad_fn is not None else None,
+        }
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, [_describe_value(v, leaves) for v in value])
+    if isinstance(value, dict):
+        return ("dict", {k: _describe_value(v, leaves) for k, v in value.items()})
+    return ("value", repr(value))
+
+
+def _flat_tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _flat_tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _flat_tensors(v)]
+    return []
+
+
+def _error(exc: BaseException) -> tuple[str, str]:
+    message = str(exc)
+    return (type(exc).__name__, message)
+
+
+def run_scenario(module, name: str) -> dict:
+    """Everything autograd lets a user observe about one scenario."""
+    record: dict[str, Any] = {}
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            leaves, outputs = getattr(module, name)()
+        except Exception as exc:  # the original may raise on purpose
+            record["error"] = _error(exc)
+            return record
+        record["outputs"] = _describe_value(outputs, leaves)
+        differentiable = [t for t in _flat_tensors(outputs) if t.requires_grad and t.is_floating_point()]
+        if not differentiable:
+            record["backward"] = "no differentiable output"
+            return record
+        generator = torch.Generator().manual_seed(1)
+        total = sum((t * torch.randn(t.shape, generator=generator, dtype=t.dtype)).sum() for t in differentiable)
+        try:
+            grads = torch.autograd.grad(total, leaves, allow_unused=True)
+        except Exception as exc:
+            record["backward_error"] = _error(exc)
+            return record
+        record["grads"] = [None if g is None else g.detach().clone() for g in grads]
+    return record
+
+
+def run_all(module) -> dict[str, dict]:
+    return {name: run_scenario(module, name) for name in scenarios(module)}
+
+
+def assert_same(original: Any, rewritten: Any, where: str = "") -> None:
+    """Exact equality; tensors by value, dtype and shape (the same ops run in the same order)."""
+    if isinstance(original, torch.Tensor) or isinstance(rewritten, torch.Tensor):
+        assert isinstance(original, torch.Tensor) and isinstance(rewritten, torch.Tensor), where
+        assert original.dtype == rewritten.dtype and original.shape == rewritten.shape, where
+        assert torch.equal(original, rewritten) or (
+            original.is_floating_point() and torch.allclose(original, rewritten, equal_nan=True, rtol=0, atol=0)
+        ), f"{where}: {original} != {rewritten}"
+        return
+    if isinstance(original, dict):
+        assert isinstance(rewritten, dict) and original.keys() == rewritten.keys(), f"{where}: {original} != {rewritten}"
+        for key in original:
+            assert_same(original[key], rewritten[key], f"{where}.{key}")
+        return
+    if isinstance(original, (list, tuple)):
+        assert isinstance(rewritten, (list, tuple)) and len(original) == len(rewritten), f"{where}: {original} != {rewritten}"
+        for i, (a, b) in enumerate(zip(original, rewritten)):
+            assert_same(a, b, f"{where}[{i}]")
+        return
+    assert original == rewritten, f"{where}: {original!r} != {rewritten!r}"
+
+
+def differs(original: Any, rewritten: Any) -> bool:
+    try:
+        assert_same(original, rewritten)
+    except AssertionError:
+        return True
+    return False

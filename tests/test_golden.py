@@ -1,0 +1,74 @@
+"""Golden cases: the text is pinned, and every case is executed original-vs-rewritten.
+
+A rewrite that differentiates through the forward instead of calling the custom
+backward must fail here: every case's backward is deliberately not the true
+derivative, and ``test_case_detects_ignored_backward`` proves the comparison would
+notice.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+import inliner.runtime
+from golden import case_dirs, render
+from harness import assert_same, differs, load_module, run_all
+from inliner import flatten
+
+CASES = case_dirs()
+IDS = [c.name for c in CASES]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_text_matches_golden(case):
+    output, diagnostics = render(case)
+    assert output == (case / "output.py").read_text(), "run scripts/update_golden.py and review the diff"
+    assert diagnostics == (case / "diagnostics.txt").read_text()
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_second_pass_changes_nothing(case):
+    output = (case / "output.py").read_text()
+    cst.parse_module(output)
+    again = flatten(output, path="output.py")
+    assert again.source == output
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_refusals_leave_file_and_name_class(case):
+    source = (case / "input.py").read_text()
+    result = flatten(source, path="input.py")
+    for name in result.refused:
+        assert any(d.name == name and d.code != "INL001" and name in d.message for d in result.diagnostics)
+    if not result.flattened:
+        assert result.source == source
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_rewritten_behaves_like_original(case):
+    original = load_module((case / "input.py").read_text(), f"{case.name}_original")
+    rewritten = load_module((case / "output.py").read_text(), f"{case.name}_rewritten")
+    original_results = run_all(original)
+    assert original_results, f"{case.name} defines no scenario_* function"
+    assert_same(original_results, run_all(rewritten), case.name)
+
+
+def _differentiate_through_fwd(fwd, bwd, *, name, **spec):
+    """A deliberately wrong runtime: ignores bwd and lets autograd trace fwd."""
+
+    def flat(*args, **kwargs):
+        with_grad = fwd(*args, **kwargs)[0]
+        return with_grad
+
+    flat.apply = flat
+    return flat
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if (c / "output.py").read_text() != (c / "input.py").read_text()], ids=lambda c: c.name)
+def test_case_detects_ignored_backward(case, monkeypatch):
+    """The comparison above can fail: a runtime that skips the custom backward is caught."""
+    original = run_all(load_module((case / "input.py").read_text(), f"{case.name}_original"))
+    monkeypatch.setattr(inliner.runtime, "custom_vjp", _differentiate_through_fwd)
+    broken = run_all(load_module((case / "output.py").read_text(), f"{case.name}_broken"))
+    assert differs(original, broken), f"{case.name}: its backward equals the true derivative; make it deliberately different"

@@ -117,10 +117,15 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
 
     candidates: list[_Candidate] = []
     for cls, in_class_body in finder.classes:
-        if not any(qualified(base.value) & FUNCTION_BASES for base in cls.bases):
+        base_names = [qualified(base.value) for base in cls.bases]
+        if not any(names & FUNCTION_BASES for names in base_names):
             continue
         candidate = _Candidate(cls, cls.name.value)
-        if in_class_body:
+        if any(names & FUNCTION_BASES and names - FUNCTION_BASES for names in base_names):
+            candidate.outcome = Refusal(
+                "INL105", f"class {cls.name.value}: its base may also name something other than torch.autograd.Function", cls
+            )
+        elif in_class_body:
             candidate.outcome = Refusal("INL105", f"class {cls.name.value} is defined inside another class body", cls)
         candidates.append(candidate)
     if not candidates:

@@ -37,6 +37,28 @@ class BodyFacts:
     has_yield: bool = False
 
 
+def is_binding(node: cst.Name, parents: list[cst.CSTNode]) -> bool:
+    """Is this ``Name`` bound (stored, deleted, declared) rather than read?"""
+    parent = parents[-1] if parents else None
+    if isinstance(parent, cst.Param) and parent.name is node:
+        return True
+    if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
+        return True
+    if isinstance(parent, (cst.NameItem, cst.ImportAlias, cst.AsName)):
+        return True
+    child: cst.CSTNode = node
+    for p in reversed(parents):
+        if isinstance(p, (cst.Element, cst.Tuple, cst.List, cst.StarredElement)):
+            child = p
+            continue
+        if isinstance(p, cst.AssignTarget):
+            return p.target is child
+        if isinstance(p, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del)):
+            return p.target is child
+        return False
+    return False
+
+
 class _Walker(cst.CSTVisitor):
     def __init__(self, func: cst.FunctionDef, ctx: str | None, role: str) -> None:
         self.role = role
@@ -99,36 +121,9 @@ class _Walker(cst.CSTVisitor):
 
     def _is_store(self, node: cst.Name, parents: list[cst.CSTNode]) -> bool:
         parent = parents[-1] if parents else None
-        if isinstance(parent, cst.Param) and parent.name is node:
-            return True
-        if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
-            return parent is not self.func
-        if isinstance(parent, (cst.Global, cst.Nonlocal)):
-            return True
-        if isinstance(parent, cst.NameItem):
-            return True
-        if isinstance(parent, cst.ImportAlias):
-            return True
-        if isinstance(parent, cst.AsName):
-            return True
-        # Walk up through tuple/list/starred targets to the statement that stores.
-        child: cst.CSTNode = node
-        for p in reversed(parents):
-            if isinstance(p, (cst.Element, cst.Tuple, cst.List, cst.StarredElement)):
-                child = p
-                continue
-            if isinstance(p, cst.AssignTarget):
-                return p.target is child
-            if isinstance(p, (cst.AugAssign, cst.AnnAssign)):
-                return p.target is child
-            if isinstance(p, (cst.For, cst.CompFor)):
-                return p.target is child
-            if isinstance(p, cst.NamedExpr):
-                return p.target is child
-            if isinstance(p, cst.Del):
-                return p.target is child
-            return False
-        return False
+        if parent is self.func:
+            return False  # the function's own name
+        return is_binding(node, parents)
 
     def _attribute_use(self, attr: cst.Attribute, parents: list[cst.CSTNode]) -> None:
         name = attr.attr.value

@@ -46,12 +46,12 @@ class Refusal:
 
     code: str
     reason: str
-    node: cst.CSTNode
+    node: cst.CSTNode | None  # None: the caller knows the position
 
 
 class Refuse(Exception):
     """Raised inside a lowering to abandon the candidate with a diagnostic."""
 
-    def __init__(self, code: str, reason: str, node: cst.CSTNode) -> None:
+    def __init__(self, code: str, reason: str, node: cst.CSTNode | None) -> None:
         super().__init__(reason)
         self.refusal = Refusal(code, reason, node)

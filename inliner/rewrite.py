@@ -1,24 +1,30 @@
 """Orchestrate one module: find candidates, lower them, splice the emitted code, report.
 
-Cost model: a file that cannot hold a Function is returned before parsing; a
-file that can is parsed once, and name resolution (scope + qualified names) runs
-only when a class with bases exists.
+Cost model (measured on the installed torch tree): a file that cannot hold a
+Function is returned after a substring test; a file that can is parsed once by
+CPython's ``ast`` (fast, C) to find candidates, resolve names and locate call
+sites; only the text of each candidate class is parsed with libcst for lowering.
+The new text is produced by splicing replacements into the original string, so
+everything outside the rewritten regions is byte-identical by construction.
 """
 
 from __future__ import annotations
 
+import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from inliner.diagnostics import Diagnostic, Severity
 from inliner.emit import emit
 from inliner.engine import FlattenResult, Selection
 from inliner.lower_function import lower_function_class
 from inliner.model import CustomVJP, Refusal, Refuse
-from inliner.names import fresh, names_in
+from inliner.names import fresh
+from inliner.scopes import ScopeIndex
+from inliner.source import SourceText
 
 FUNCTION_BASES = frozenset(
     {
@@ -31,185 +37,226 @@ FUNCTION_BASES = frozenset(
 RUNTIME_MODULE = "inliner.runtime"
 RUNTIME_NAME = "custom_vjp"
 
-_MAY_CONTAIN = re.compile(r"\bFunction\b|autograd_function_apply")
+_CLASS_WITH_FUNCTION_BASE = re.compile(r"\bclass\s+\w+\s*\([^)]*Function\b|\bFunction\s+as\b")
 
 
 def may_contain_candidates(source: str) -> bool:
     """A cheap textual pre-filter: no match means nothing to flatten, so skip the parse."""
-    return _MAY_CONTAIN.search(source) is not None
+    if "autograd_function_apply" in source:
+        return True
+    if "Function" not in source:
+        return False
+    return _CLASS_WITH_FUNCTION_BASE.search(source) is not None
 
 
 @dataclass
 class _Candidate:
-    node: cst.ClassDef
+    node: ast.ClassDef
     name: str
+    first_line: int  # 1-based, decorators included
     outcome: CustomVJP | Refusal | None = None
-
-
-class _CandidateFinder(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.classes: list[tuple[cst.ClassDef, bool]] = []  # (class, nested in a class body)
-        self.apply_attributes: dict[int, cst.Attribute] = {}  # id(Name) -> its `.apply` Attribute
-        self._class_depth: list[bool] = []
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        in_class_body = bool(self._class_depth) and self._class_depth[-1]
-        if node.bases:
-            self.classes.append((node, in_class_body))
-        self._class_depth.append(True)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._class_depth.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._class_depth.append(False)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._class_depth.pop()
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == "apply" and isinstance(node.value, cst.Name):
-            self.apply_attributes[id(node.value)] = node
-
-
-class _Splicer(cst.CSTTransformer):
-    def __init__(self, replacements: dict[int, list[cst.BaseStatement]], attributes: dict[int, cst.Name]) -> None:
-        self.replacements = replacements
-        self.attributes = attributes
-
-    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef):
-        statements = self.replacements.get(id(original_node))
-        if statements is None:
-            return updated_node
-        return cst.FlattenSentinel(statements)
-
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
-        replacement = self.attributes.get(id(original_node))
-        return updated_node if replacement is None else replacement
+    refusal_position: tuple[int, int, int, int] | None = None  # lines 1-based, character columns 0-based
+    apply_sites: list[ast.Attribute] = field(default_factory=list)
 
 
 def rewrite_module(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
     if not may_contain_candidates(source):
         return FlattenResult(source)
     try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        diagnostic = Diagnostic(
-            path, exc.raw_line, exc.raw_column + 1, "INL000", f"cannot parse: {exc.message}", Severity.ERROR
-        )
-        return FlattenResult(source, (diagnostic,), error=f"cannot parse: {exc.message} ({exc.raw_line}:{exc.raw_column + 1})")
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None) or 1
+        column = getattr(exc, "offset", None) or 1
+        message = getattr(exc, "msg", None) or str(exc)
+        diagnostic = Diagnostic(path, line, column, "INL000", f"cannot parse: {message}", Severity.ERROR)
+        return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
 
-    finder = _CandidateFinder()
-    module.visit(finder)
-    if not finder.classes:
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.bases]
+    if not classes:
         return FlattenResult(source)
-
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    resolved = wrapper.resolve_many([ScopeProvider, QualifiedNameProvider])
-    qualified_names = resolved[QualifiedNameProvider]
-    scopes = resolved[ScopeProvider]
-
-    def qualified(node: cst.CSTNode) -> set[str]:
-        value = qualified_names.get(node, ())
-        if callable(value):  # libcst computes qualified names lazily
-            value = value()
-        return {q.name for q in value}
+    index = ScopeIndex.build(tree, {c.name for c in classes})
+    text = SourceText(source)
 
     candidates: list[_Candidate] = []
-    for cls, in_class_body in finder.classes:
-        base_names = [qualified(base.value) for base in cls.bases]
+    for cls in classes:
+        outer, inner = index.class_scopes[id(cls)]
+        base_names = [index.qualify(d, outer) if (d := _dotted(base)) else {"<local>"} for base in cls.bases]
         if not any(names & FUNCTION_BASES for names in base_names):
             continue
-        candidate = _Candidate(cls, cls.name.value)
+        first_line = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+        candidate = _Candidate(cls, cls.name, first_line)
         if any(names & FUNCTION_BASES and names - FUNCTION_BASES for names in base_names):
             candidate.outcome = Refusal(
-                "INL105", f"class {cls.name.value}: its base may also name something other than torch.autograd.Function", cls
+                "INL105", f"class {cls.name}: its base may also name something other than torch.autograd.Function", None
             )
-        elif in_class_body:
-            candidate.outcome = Refusal("INL105", f"class {cls.name.value} is defined inside another class body", cls)
+        elif outer.is_class:
+            candidate.outcome = Refusal("INL105", f"class {cls.name} is defined inside another class body", None)
         candidates.append(candidate)
+    candidates.sort(key=lambda c: c.first_line)
+    if select is not None:
+        candidates = [c for c in candidates if _selected(c, select)]
     if not candidates:
         return FlattenResult(source)
 
-    positions = None
-
-    def position(node: cst.CSTNode):
-        nonlocal positions
-        if positions is None:
-            positions = wrapper.resolve(PositionProvider)
-        return positions[node]
-
-    if select is not None:
-        candidates = [c for c in candidates if _selected(c, select, position)]
-        if not candidates:
-            return FlattenResult(source)
-
-    taken = names_in(module)
+    taken = set(index.names)
     runtime_name = RUNTIME_NAME if RUNTIME_NAME not in taken else fresh("_inliner_custom_vjp", taken)
     taken.add(runtime_name)
 
-    replacements: dict[int, list[cst.BaseStatement]] = {}
-    attributes: dict[int, cst.Name] = {}
+    edits: list[tuple[int, int, str]] = []
     for candidate in candidates:
         if candidate.outcome is not None:
             continue
         try:
-            vjp = lower_function_class(candidate.node, qualified=qualified, taken=taken)
-            apply_sites = _apply_sites(candidate, scopes, finder)
+            candidate.apply_sites = _apply_sites(candidate, index, text)
+            replacement = _lower_and_emit(candidate, index, text, taken, runtime_name)
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
             continue
-        candidate.outcome = vjp
-        nested = not isinstance(scopes[candidate.node], cst.metadata.GlobalScope)
-        replacements[id(candidate.node)] = emit(vjp, runtime_name, nested=nested)
-        for attribute in apply_sites:
-            attributes[id(attribute)] = attribute.value.with_changes()  # type: ignore[assignment]
+        start = text.offset(candidate.first_line, 0)
+        end = text.line_end(candidate.node.end_lineno)
+        edits.append((start, end, replacement))
 
-    diagnostics: list[Diagnostic] = []
-    flattened: list[str] = []
-    refused: list[str] = []
+    spans = [(s, e) for s, e, _ in edits]
     for candidate in candidates:
-        outcome = candidate.outcome
-        start = position(candidate.node.name)
-        if isinstance(outcome, Refusal):
-            where = position(outcome.node).start
-            refused.append(candidate.name)
-            diagnostics.append(
-                Diagnostic(
-                    path,
-                    where.line,
-                    where.column + 1,
-                    outcome.code,
-                    _message(candidate.name, outcome.reason),
-                    Severity.WARNING,
-                    name=candidate.name,
-                    end_line=position(outcome.node).end.line,
-                    end_column=position(outcome.node).end.column + 1,
-                )
-            )
-        else:
-            flattened.append(candidate.name)
-            diagnostics.append(
-                Diagnostic(
-                    path,
-                    start.start.line,
-                    start.start.column + 1,
-                    "INL001",
-                    f"class {candidate.name} is flattened into explicit fwd/bwd functions",
-                    Severity.INFO,
-                    name=candidate.name,
-                    end_line=start.end.line,
-                    end_column=start.end.column + 1,
-                )
-            )
-    if not replacements:
-        return FlattenResult(source, tuple(diagnostics), (), tuple(refused))
+        if not isinstance(candidate.outcome, CustomVJP):
+            continue
+        for attribute in candidate.apply_sites:
+            start = text.offset(attribute.lineno, attribute.col_offset)
+            end = text.offset(attribute.end_lineno, attribute.end_col_offset)
+            if not any(s <= start < e for s, e in spans):
+                edits.append((start, end, candidate.name))
 
-    new_module = module.visit(_Splicer(replacements, attributes))
-    assert isinstance(new_module, cst.Module)
-    new_module = _add_runtime_import(new_module, runtime_name)
-    new_source = new_module.code
-    return FlattenResult(new_source, tuple(diagnostics), tuple(flattened), tuple(refused), changed=new_source != source)
+    diagnostics = [_diagnostic(c, path, text) for c in candidates]
+    flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
+    refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
+    if not flattened:
+        return FlattenResult(source, tuple(diagnostics), (), refused)
+    edits.append(_runtime_import(tree, text, runtime_name))
+    new_source = text.splice(edits)
+    return FlattenResult(new_source, tuple(diagnostics), flattened, refused, changed=new_source != source)
+
+
+def _dotted(expr: ast.AST) -> str | None:
+    from inliner.scopes import dotted
+
+    return dotted(expr)
+
+
+def _selected(candidate: _Candidate, select: Selection) -> bool:
+    if select.name is not None:
+        return candidate.name == select.name
+    if select.line is not None:
+        return candidate.first_line <= select.line <= candidate.node.end_lineno
+    return True
+
+
+def _apply_sites(candidate: _Candidate, index: ScopeIndex, text: SourceText) -> list[ast.Attribute]:
+    """The ``Name.apply`` attributes that certainly mean this class; refuse on any other use."""
+    outer, _ = index.class_scopes[id(candidate.node)]
+    unique = len(outer.bindings.get(candidate.name, ())) == 1
+    sites = []
+    for name, load_scope in index.loads:
+        if name.id != candidate.name or index.lookup(name.id, load_scope) is not outer:
+            continue
+        attribute = index.apply_attribute.get(id(name))
+        if attribute is None:
+            refusal = Refuse(
+                "INL112",
+                f"class {candidate.name} is used as a class here (not through `.apply`), so it must stay a class",
+                None,
+            )
+            candidate.refusal_position = (
+                name.lineno,
+                text.char_column(name.lineno, name.col_offset),
+                name.end_lineno,
+                text.char_column(name.end_lineno, name.end_col_offset),
+            )
+            raise refusal
+        if unique:
+            sites.append(attribute)
+    return sites
+
+
+def _lower_and_emit(
+    candidate: _Candidate, index: ScopeIndex, text: SourceText, taken: set[str], runtime_name: str
+) -> str:
+    """Parse the class's own text with libcst, lower it, and render the replacement text."""
+    snippet = text.lines_between(candidate.first_line, candidate.node.end_lineno)
+    indent = text.indentation(candidate.node.lineno)
+    wrapped = bool(indent)
+    module = cst.parse_module(("if True:" + text.newline + snippet) if wrapped else snippet)
+    cls = module.body[0].body.body[0] if wrapped else module.body[0]  # type: ignore[union-attr]
+    assert isinstance(cls, cst.ClassDef)
+    _, body_scope = index.class_scopes[id(candidate.node)]
+
+    def qualified(node: cst.CSTNode) -> set[str]:
+        name = _cst_dotted(node)
+        return index.qualify(name, body_scope) if name else set()
+
+    try:
+        vjp = lower_function_class(cls, qualified=qualified, taken=taken)
+    except Refuse as refuse:
+        node = refuse.refusal.node
+        if node is not None:
+            span = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)[node]
+            shift = candidate.first_line - 1 - (1 if wrapped else 0)
+            candidate.refusal_position = (
+                span.start.line + shift,
+                span.start.column,
+                span.end.line + shift,
+                span.end.column,
+            )
+        raise
+    candidate.outcome = vjp
+    statements = emit(vjp, runtime_name, nested=wrapped, line_length=max(40, 88 - len(indent)))
+    if not wrapped:
+        rendered = module.with_changes(body=statements, header=(), footer=()).code
+        return rendered
+    block = cst.IndentedBlock(body=statements, indent=indent)
+    holder = module.with_changes(body=[cst.If(test=cst.Name("True"), body=block)], header=(), footer=())
+    rendered = holder.code
+    return rendered.split(module.default_newline, 1)[1]
+
+
+def _cst_dotted(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _cst_dotted(node.value)
+        return None if head is None else f"{head}.{node.attr.value}"
+    return None
+
+
+def _diagnostic(candidate: _Candidate, path: str, text: SourceText) -> Diagnostic:
+    outcome = candidate.outcome
+    name_line, name_col = text.class_name_position(candidate.node)
+    if isinstance(outcome, Refusal):
+        if candidate.refusal_position is not None:
+            line, col, end_line, end_col = candidate.refusal_position  # character columns
+        else:
+            line, col, end_line, end_col = name_line, name_col, name_line, name_col + len(candidate.name)
+        return Diagnostic(
+            path,
+            line,
+            col + 1,
+            outcome.code,
+            _message(candidate.name, outcome.reason),
+            Severity.WARNING,
+            name=candidate.name,
+            end_line=end_line,
+            end_column=end_col + 1,
+        )
+    return Diagnostic(
+        path,
+        name_line,
+        name_col + 1,
+        "INL001",
+        f"class {candidate.name} is flattened into explicit fwd/bwd functions",
+        Severity.INFO,
+        name=candidate.name,
+        end_line=name_line,
+        end_column=name_col + len(candidate.name) + 1,
+    )
 
 
 def _message(name: str, reason: str) -> str:
@@ -218,59 +265,22 @@ def _message(name: str, reason: str) -> str:
     return f"{reason}; left untouched"
 
 
-def _selected(candidate: _Candidate, select: Selection, position) -> bool:
-    if select.name is not None:
-        return candidate.name == select.name
-    if select.line is not None:
-        span = position(candidate.node)
-        return span.start.line <= select.line <= span.end.line
-    return True
-
-
-def _apply_sites(candidate: _Candidate, scopes, finder: _CandidateFinder) -> list[cst.Attribute]:
-    """The ``Name.apply`` attributes that certainly mean this class; refuse on any other use."""
-    scope = scopes[candidate.node]
-    assignment = next(
-        (a for a in scope.assignments[candidate.name] if getattr(a, "node", None) is candidate.node), None
-    )
-    if assignment is None:  # pragma: no cover - libcst always records class definitions
-        raise Refuse("INL112", f"class {candidate.name}: its binding could not be resolved", candidate.node)
-    sites = []
-    for access in assignment.references:
-        attribute = finder.apply_attributes.get(id(access.node))
-        if attribute is None:
-            raise Refuse(
-                "INL112",
-                f"class {candidate.name} is used as a class here (not through `.apply`), so it must stay a class",
-                access.node,
-            )
-        if set(access.referents) == {assignment}:
-            sites.append(attribute)
-    return sites
-
-
-def _add_runtime_import(module: cst.Module, runtime_name: str) -> cst.Module:
-    alias = None if runtime_name == RUNTIME_NAME else cst.AsName(cst.Name(runtime_name))
-    statement = cst.SimpleStatementLine(
-        [
-            cst.ImportFrom(
-                module=cst.parse_expression(RUNTIME_MODULE),  # type: ignore[arg-type]
-                names=[cst.ImportAlias(cst.Name(RUNTIME_NAME), asname=alias)],
-            )
-        ]
-    )
-    body = list(module.body)
-    index = 0
-    for i, stmt in enumerate(body):
-        if isinstance(stmt, cst.SimpleStatementLine) and all(_is_preamble(s, i) for s in stmt.body):
-            index = i + 1
+def _runtime_import(tree: ast.Module, text: SourceText, runtime_name: str) -> tuple[int, int, str]:
+    """Insert ``from inliner.runtime import custom_vjp`` after the docstring and __future__ imports."""
+    alias = "" if runtime_name == RUNTIME_NAME else f" as {runtime_name}"
+    line = f"from {RUNTIME_MODULE} import {RUNTIME_NAME}{alias}{text.newline}"
+    after = None
+    for i, stmt in enumerate(tree.body):
+        is_docstring = i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+        is_future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
+        if is_docstring or is_future:
+            after = stmt
             continue
         break
-    body.insert(index, statement)
-    return module.with_changes(body=body)
-
-
-def _is_preamble(small: cst.BaseSmallStatement, index: int) -> bool:
-    if isinstance(small, cst.ImportFrom) and isinstance(small.module, cst.Name) and small.module.value == "__future__":
-        return True
-    return index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
+    if after is not None:
+        offset = text.line_end(after.end_lineno)
+    else:
+        first = tree.body[0]
+        first_line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
+        offset = text.offset(first_line, 0)
+    return (offset, offset, line)

@@ -25,13 +25,14 @@ class CtxUse:
     small: cst.BaseSmallStatement | None  # the statement holding a call / set
     top_level: bool  # the statement is directly in the function body
     position: int
+    in_loop: bool = False
 
 
 @dataclass
 class BodyFacts:
     ctx_uses: list[CtxUse] = field(default_factory=list)
-    #: name -> positions where it is stored (assigned, deleted, bound by for/with/import...)
-    stores: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
+    #: name -> (position, in a loop, in a nested scope) of each store (assignment, del, for/with/import...)
+    stores: dict[str, list[tuple[int, bool, bool]]] = field(default_factory=dict)
     returns: list[tuple[cst.Return, int]] = field(default_factory=list)
     position_of: dict[int, int] = field(default_factory=dict)  # id(node) -> visit order
     has_yield: bool = False
@@ -99,7 +100,9 @@ class _Walker(cst.CSTVisitor):
         if self._is_store(node, parents):
             if isinstance(parent, cst.Param) and len(parents) >= 3 and parents[-3] is self.func:
                 return  # the function's own parameters are bindings, not re-bindings
-            self.facts.stores.setdefault(node.value, []).append((self.counter, self._in_loop()))
+            self.facts.stores.setdefault(node.value, []).append(
+                (self.counter, self._in_loop(), self._in_nested_scope())
+            )
             if node.value == self.ctx and not (isinstance(parent, cst.Param) and parent is self._ctx_param()):
                 raise Refuse("INL100", f"`{self.ctx}` is rebound", node)
             return
@@ -133,18 +136,18 @@ class _Walker(cst.CSTVisitor):
             small = parents[-2] if len(parents) >= 2 else None
             if not isinstance(small, cst.Expr) or small.value is not parent:
                 raise Refuse("INL100", f"the value of `{self.ctx}.{name}(...)` is used", parent)
-            self.facts.ctx_uses.append(CtxUse("call", name, parent, small, top is small, self.counter))
+            self.facts.ctx_uses.append(CtxUse("call", name, parent, small, top is small, self.counter, self._in_loop()))
             return
         if isinstance(parent, cst.AssignTarget) and parent.target is attr:
             assign = parents[-2]
             self._check_simple_set(assign, attr)
-            self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter))
+            self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter, self._in_loop()))
             return
         if isinstance(parent, cst.Element) and len(parents) >= 4:
             tup, target, assign = parents[-2], parents[-3], parents[-4]
             if isinstance(tup, (cst.Tuple, cst.List)) and isinstance(target, cst.AssignTarget) and target.target is tup:
                 self._check_simple_set(assign, attr)
-                self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter))
+                self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter, self._in_loop()))
                 return
         for p in reversed(parents):
             if isinstance(p, (cst.AugAssign, cst.AnnAssign, cst.Del, cst.For, cst.WithItem, cst.AssignTarget)):
@@ -153,7 +156,7 @@ class _Walker(cst.CSTVisitor):
                 raise Refuse("INL100", f"`{self.ctx}.{name}` is written in a form the engine cannot follow", attr)
             if isinstance(p, cst.BaseSmallStatement) or isinstance(p, cst.BaseCompoundStatement):
                 break
-        self.facts.ctx_uses.append(CtxUse("read", name, attr, None, False, self.counter))
+        self.facts.ctx_uses.append(CtxUse("read", name, attr, None, False, self.counter, self._in_loop()))
 
     def _check_simple_set(self, assign: cst.CSTNode, attr: cst.Attribute) -> None:
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:

@@ -263,7 +263,7 @@ class _BodyRewriter(cst.CSTTransformer):
                     carried.append(cst.EmptyLine(comment=comment))
                 continue
             if carried:
-                stmt = stmt.with_changes(leading_lines=(*stmt.leading_lines, *carried))
+                stmt = stmt.with_changes(leading_lines=(*carried, *stmt.leading_lines))
                 carried = []
             body.append(stmt)
         if not body:
@@ -324,7 +324,7 @@ class _CombinedLowering:
             preferred = list(bwd_unpack[1]) if bwd_unpack and len(bwd_unpack[1]) == len(args) else []
             fresh_targets: list[tuple[str, cst.BaseExpression]] = []
             for i, arg in enumerate(args):
-                if isinstance(arg, cst.Name) and self._reusable(arg.value, use.position, facts, positional_or_param=param_names):
+                if isinstance(arg, cst.Name) and self._reusable(arg.value, use, facts, positional_or_param=param_names):
                     residuals.append(_Residual("saved", None, arg.value, defined_by=[id(use.small)]))
                     continue
                 wish = preferred[i] if preferred else (arg.value if isinstance(arg, cst.Name) else f"saved_{i}")
@@ -378,7 +378,7 @@ class _CombinedLowering:
                 len(set_sites[attr]) == 1
                 and isinstance(value, cst.Name)
                 and value.value != ctx
-                and self._reusable(value.value, use.position, facts, positional_or_param=param_names)
+                and self._reusable(value.value, use, facts, positional_or_param=param_names)
             ):
                 reuse = value.value
             var = self._attr_var(attr, attr_residual, residuals, fwd_taken, use, reuse=reuse)
@@ -499,15 +499,18 @@ class _CombinedLowering:
         residuals.append(residual)
         return var
 
-    def _reusable(self, name: str, position: int, facts, positional_or_param: list[str]) -> bool:
-        """``name`` keeps the value it had at ``position`` until every return."""
+    def _reusable(self, name: str, use: CtxUse, facts, positional_or_param: list[str]) -> bool:
+        """``name`` keeps, until every return, the value it has at ``use``.
+
+        True when every store of the name comes before the use and the use is not in a
+        loop (a later iteration could store again before the return).
+        """
         stores = facts.stores.get(name, [])
-        if name in positional_or_param:
-            return not stores
-        if len(stores) != 1:
+        if not stores and name not in positional_or_param:
+            return False  # a global: it could be rebound before backward runs
+        if use.in_loop:
             return False
-        store_position, in_loop = stores[0]
-        return not in_loop and store_position < position
+        return all(position < use.position and not nested for position, _, nested in stores)
 
     def _flat_saves(self, saves: list[CtxUse], facts) -> tuple[CtxUse, list[cst.BaseExpression]] | None:
         """One unconditional save with a fixed argument list: residuals can be spelled one by one."""
@@ -544,7 +547,7 @@ class _CombinedLowering:
             value = arg.value
             if arg.star or not isinstance(value, cst.Name):
                 raise Refuse("INL107", f"class {self.name}: mark_non_differentiable argument is not a plain name", call)
-            if any(pos > use.position for pos, _ in facts.stores.get(value.value, [])):
+            if any(pos > use.position or nested for pos, _, nested in facts.stores.get(value.value, [])):
                 raise Refuse("INL107", f"class {self.name}: `{value.value}` is rebound after mark_non_differentiable", call)
             marked.append(value.value)
         result: tuple[int, ...] | None = None
@@ -601,6 +604,47 @@ class _CombinedLowering:
             seen_names |= names_in(stmt)
         return None
 
+    def _attribute_aliases(self, ctx: str, facts, residuals: list[_Residual]) -> list[tuple[_Residual, cst.SimpleStatementLine]]:
+        """Top-level ``name = ctx.attr`` statements (the only read of that attribute) whose
+        name can become the residual's own name in bwd; names the chosen residuals."""
+        body = self.backward.body
+        if not isinstance(body, cst.IndentedBlock):
+            return []
+        reads: dict[str, list[cst.CSTNode]] = {}
+        for use in facts.ctx_uses:
+            if use.kind == "read":
+                reads.setdefault(use.attr, []).append(use.node)
+        by_attr = {r.attr: r for r in residuals if r.kind == "attr"}
+        used = {r.bwd_name for r in residuals if r.bwd_name}
+        seen_names = set(_param_names(self.backward.params))
+        out = []
+        for stmt in body.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+                small = stmt.body[0]
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                    and isinstance(small.value, cst.Attribute)
+                ):
+                    attr = small.value.attr.value
+                    target = small.targets[0].target.value
+                    residual = by_attr.get(attr)
+                    if (
+                        residual is not None
+                        and not residual.bwd_name
+                        and len(reads.get(attr, ())) == 1
+                        and reads[attr][0] is small.value
+                        and target not in seen_names
+                        and target not in used
+                        and target != ctx
+                    ):
+                        residual.bwd_name = target
+                        used.add(target)
+                        out.append((residual, stmt))
+            seen_names |= names_in(stmt)
+        return out
+
     def _lower_backward(
         self,
         bwd_name: str,
@@ -631,6 +675,9 @@ class _CombinedLowering:
             for r, n in zip(saved, unpack[1]):
                 r.bwd_name = n
             smalls[id(unpack[0].body[0])] = None
+        aliased = self._attribute_aliases(ctx, facts, residuals)
+        for r, stmt in aliased:
+            smalls[id(stmt.body[0])] = None
         for r in residuals:
             if r.bwd_name:
                 continue
@@ -641,12 +688,6 @@ class _CombinedLowering:
             else:
                 assert r.attr is not None
                 r.bwd_name = fresh(r.attr if r.attr not in taken else f"{r.attr}_saved", taken)
-        # bwd-side names of residuals must be distinct.
-        seen: set[str] = set()
-        for r in residuals:
-            if r.bwd_name in seen:
-                r.bwd_name = fresh(r.bwd_name, taken | seen)
-            seen.add(r.bwd_name)
 
         needs_input_grad = False
         for use in facts.ctx_uses:
@@ -667,6 +708,8 @@ class _CombinedLowering:
                 needs_input_grad = True
                 attributes[id(use.node)] = cst.Name("needs_input_grad")
             elif use.attr in attr_residual:
+                if any(r is attr_residual[use.attr] for r, _ in aliased):
+                    continue  # its `name = ctx.attr` statement became the residual unpacking
                 attributes[id(use.node)] = cst.Name(attr_residual[use.attr].bwd_name)
             else:
                 raise Refuse("INL100", f"class {name}: backward reads `{ctx}.{use.attr}`, which forward never sets", use.node)

@@ -31,7 +31,9 @@ def load_module(source: str, label: str):
     module.__file__ = str(path)
     sys.modules[name] = module
     code = compile(source, f"<{label}>", "exec")
-    exec(code, module.__dict__)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. torch.cuda.amp's FutureWarning at decoration time
+        exec(code, module.__dict__)
     return module
 
 
@@ -131,3 +133,19 @@ def differs(original: Any, rewritten: Any) -> bool:
     except AssertionError:
         return True
     return False
+
+
+def run_scenario_safe(module, name: str) -> dict:
+    """``run_scenario``, but an error raised while *describing* the outputs is recorded, not raised.
+
+    (Reading ``grad_fn`` of a view whose base was modified in place raises; the
+    fuzzer compares that error like any other.)
+    """
+    try:
+        return run_scenario(module, name)
+    except Exception as exc:
+        return {"describe_error": _error(exc)}
+
+
+def run_all_safe(module) -> dict[str, dict]:
+    return {name: run_scenario_safe(module, name) for name in scenarios(module)}

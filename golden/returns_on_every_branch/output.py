@@ -1,0 +1,33 @@
+from inliner.runtime import custom_vjp
+import torch
+
+
+def branches_fwd(x, mode):
+    if mode == "double":
+        factor = 2.0
+        return x * 2, (mode, factor)
+    elif mode == "triple":
+        factor = 3.0
+        return x * 3, (mode, factor)
+    else:
+        factor = 1.0
+        return x, (mode, factor)
+
+
+def branches_bwd(residuals, g):
+    mode, factor = residuals
+    return g * factor * 10, None
+
+
+Branches = custom_vjp(branches_fwd, branches_bwd, name="Branches")
+
+
+def scenario_double():
+    x = torch.randn(3, requires_grad=True)
+    return [x], Branches(x, "double")
+
+
+def scenario_identity():
+    x = torch.randn(3, requires_grad=True)
+    y = Branches(x, "other")
+    return [x], (y, y is x, y._base is x)

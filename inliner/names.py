@@ -70,3 +70,13 @@ class _Renamer(cst.CSTTransformer):
 def rename(node: cst.CSTNodeT, mapping: dict[str, str]) -> cst.CSTNodeT:
     """Rename every ``Name`` in ``node`` (callers make sure no attribute or keyword is hit)."""
     return node.visit(_Renamer(mapping))  # type: ignore[return-value]
+
+
+def dotted(node: cst.CSTNode) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted(node.value)
+        return None if head is None else f"{head}.{node.attr.value}"
+    return None

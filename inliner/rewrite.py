@@ -1,11 +1,12 @@
 """Orchestrate one module: find candidates, lower them, splice the emitted code, report.
 
 Cost model (measured on the installed torch tree): a file that cannot hold a
-Function is returned after a substring test; a file that can is parsed once by
-CPython's ``ast`` (fast, C) to find candidates, resolve names and locate call
-sites; only the text of each candidate class is parsed with libcst for lowering.
-The new text is produced by splicing replacements into the original string, so
-everything outside the rewritten regions is byte-identical by construction.
+Function or the op is returned after a substring test; a file that can is parsed
+once by CPython's ``ast`` (fast, C) to find candidates, resolve names and locate
+call sites; only the text of each candidate (a class, or an op call's bodies) is
+parsed with libcst for lowering. The new text is produced by splicing
+replacements into the original string, so everything outside the rewritten
+regions is byte-identical by construction.
 """
 
 from __future__ import annotations
@@ -15,16 +16,18 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from inliner.diagnostics import Diagnostic, Severity
 from inliner.emit import emit
 from inliner.engine import FlattenResult, Selection
+from inliner.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve
 from inliner.lower_function import lower_function_class
+from inliner.lower_hop import lower_hop
 from inliner.model import CustomVJP, Refusal, Refuse
+from inliner.names import dotted as cst_dotted
 from inliner.names import fresh
-from inliner.scopes import ScopeIndex
-from inliner.source import SourceText
+from inliner.scopes import ScopeIndex, dotted
+from inliner.source import SourceText, parse_block
 
 FUNCTION_BASES = frozenset(
     {
@@ -36,13 +39,15 @@ FUNCTION_BASES = frozenset(
 )
 RUNTIME_MODULE = "inliner.runtime"
 RUNTIME_NAME = "custom_vjp"
+HOP_LEAF = "autograd_function_apply"
 
-_CLASS_WITH_FUNCTION_BASE = re.compile(r"\bclass\s+\w+\s*\([^)]*Function\b|\bFunction\s+as\b")
+_CLASS_WITH_FUNCTION_BASE = re.compile(r"\bclass\s+\w+\s*\([^)]*Function\b|\bFunction\s+as\b|=\s*[\w.]*Function\b")
+_HOP_ALIASES = re.compile(r"(\w+)\s*=\s*[\w.]*\bautograd_function_apply\b\s*$|\bautograd_function_apply\s+as\s+(\w+)", re.M)
 
 
 def may_contain_candidates(source: str) -> bool:
     """A cheap textual pre-filter: no match means nothing to flatten, so skip the parse."""
-    if "autograd_function_apply" in source:
+    if HOP_LEAF in source:
         return True
     if "Function" not in source:
         return False
@@ -51,12 +56,20 @@ def may_contain_candidates(source: str) -> bool:
 
 @dataclass
 class _Candidate:
-    node: ast.ClassDef
+    kind: str  # "class" | "call"
     name: str
     first_line: int  # 1-based, decorators included
+    last_line: int
+    name_position: tuple[int, int, int]  # line, char column, end char column (0-based columns)
+    node: ast.AST
     outcome: CustomVJP | Refusal | None = None
-    refusal_position: tuple[int, int, int, int] | None = None  # lines 1-based, character columns 0-based
+    refusal_position: tuple[int, int, int, int] | None = None  # lines 1-based, char columns 0-based
     apply_sites: list[ast.Attribute] = field(default_factory=list)
+    hop: HopCall | None = None
+
+    @property
+    def label(self) -> str:
+        return f"class {self.name}" if self.kind == "class" else f"autograd_function_apply call ({self.name})"
 
 
 def rewrite_module(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
@@ -72,27 +85,17 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
 
     classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.bases]
-    if not classes:
+    hop_names = frozenset({HOP_LEAF} | {a or b for a, b in _HOP_ALIASES.findall(source)}) if HOP_LEAF in source else frozenset()
+    if not classes and not hop_names:
         return FlattenResult(source)
-    index = ScopeIndex.build(tree, {c.name for c in classes})
+    index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
     text = SourceText(source)
 
-    candidates: list[_Candidate] = []
-    for cls in classes:
-        outer, inner = index.class_scopes[id(cls)]
-        base_names = [index.qualify(d, outer) if (d := _dotted(base)) else {"<local>"} for base in cls.bases]
-        if not any(names & FUNCTION_BASES for names in base_names):
-            continue
-        first_line = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
-        candidate = _Candidate(cls, cls.name, first_line)
-        if any(names & FUNCTION_BASES and names - FUNCTION_BASES for names in base_names):
-            candidate.outcome = Refusal(
-                "INL105", f"class {cls.name}: its base may also name something other than torch.autograd.Function", None
-            )
-        elif outer.is_class:
-            candidate.outcome = Refusal("INL105", f"class {cls.name} is defined inside another class body", None)
-        candidates.append(candidate)
-    candidates.sort(key=lambda c: c.first_line)
+    candidates = _class_candidates(classes, index, text)
+    if hop_names:
+        annotate_parents(tree)
+        candidates += _call_candidates(tree, index, text)
+    candidates.sort(key=lambda c: (c.first_line, c.name_position))
     if select is not None:
         candidates = [c for c in candidates if _selected(c, select)]
     if not candidates:
@@ -107,18 +110,17 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         if candidate.outcome is not None:
             continue
         try:
-            candidate.apply_sites = _apply_sites(candidate, index, text)
-            replacement = _lower_and_emit(candidate, index, text, taken, runtime_name)
+            if candidate.kind == "class":
+                edits.extend(_flatten_class(candidate, index, text, taken, runtime_name))
+            else:
+                edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name))
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
             continue
-        start = text.offset(candidate.first_line, 0)
-        end = text.line_end(candidate.node.end_lineno)
-        edits.append((start, end, replacement))
 
-    spans = [(s, e) for s, e, _ in edits]
+    spans = [(s, e) for s, e, _ in edits if e > s]
     for candidate in candidates:
-        if not isinstance(candidate.outcome, CustomVJP):
+        if candidate.kind != "class" or not isinstance(candidate.outcome, CustomVJP):
             continue
         for attribute in candidate.apply_sites:
             start = text.offset(attribute.lineno, attribute.col_offset)
@@ -126,28 +128,57 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
             if not any(s <= start < e for s, e in spans):
                 edits.append((start, end, candidate.name))
 
-    diagnostics = [_diagnostic(c, path, text) for c in candidates]
+    diagnostics = tuple(_diagnostic(c, path) for c in candidates)
     flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
     refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
     if not flattened:
-        return FlattenResult(source, tuple(diagnostics), (), refused)
-    edits.append(_runtime_import(tree, text, runtime_name))
+        return FlattenResult(source, diagnostics, (), refused)
+    edits.insert(0, _runtime_import(tree, text, runtime_name))  # before anything inserted at the same offset
     new_source = text.splice(edits)
-    return FlattenResult(new_source, tuple(diagnostics), flattened, refused, changed=new_source != source)
+    return FlattenResult(new_source, diagnostics, flattened, refused, changed=new_source != source)
 
 
-def _dotted(expr: ast.AST) -> str | None:
-    from inliner.scopes import dotted
-
-    return dotted(expr)
+# -- Function subclasses ---------------------------------------------------------
 
 
-def _selected(candidate: _Candidate, select: Selection) -> bool:
-    if select.name is not None:
-        return candidate.name == select.name
-    if select.line is not None:
-        return candidate.first_line <= select.line <= candidate.node.end_lineno
-    return True
+def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: SourceText) -> list[_Candidate]:
+    out = []
+    for cls in classes:
+        outer, _ = index.class_scopes[id(cls)]
+        base_names = [index.qualify(d, outer) if (d := dotted(base)) else {"<local>"} for base in cls.bases]
+        if not any(names & FUNCTION_BASES for names in base_names):
+            continue
+        first_line = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+        line, col = text.class_name_position(cls)
+        candidate = _Candidate("class", cls.name, first_line, cls.end_lineno, (line, col, col + len(cls.name)), cls)
+        if any(names & FUNCTION_BASES and names - FUNCTION_BASES for names in base_names):
+            candidate.outcome = Refusal("INL105", "its base may also name something other than torch.autograd.Function", None)
+        elif outer.is_class:
+            candidate.outcome = Refusal("INL105", "it is defined inside another class body", None)
+        out.append(candidate)
+    return out
+
+
+def _flatten_class(
+    candidate: _Candidate, index: ScopeIndex, text: SourceText, taken: set[str], runtime_name: str
+) -> list[tuple[int, int, str]]:
+    cls = candidate.node
+    assert isinstance(cls, ast.ClassDef)
+    candidate.apply_sites = _apply_sites(candidate, index, text)
+    block = parse_block(text, candidate.first_line, candidate.last_line, cls.lineno)
+    assert isinstance(block.node, cst.ClassDef)
+    _, body_scope = index.class_scopes[id(cls)]
+
+    def qualified(node: cst.CSTNode) -> set[str]:
+        name = cst_dotted(node)
+        return index.qualify(name, body_scope) if name else set()
+
+    with _positions_from(candidate, block):
+        vjp = lower_function_class(block.node, qualified=qualified, taken=taken)
+    candidate.outcome = vjp
+    statements = emit(vjp, runtime_name, nested=block.wrapped, line_length=max(40, 88 - len(block.indent)))
+    start = text.offset(candidate.first_line, 0)
+    return [(start, text.line_end(candidate.last_line), block.render(statements))]
 
 
 def _apply_sites(candidate: _Candidate, index: ScopeIndex, text: SourceText) -> list[ast.Attribute]:
@@ -160,109 +191,211 @@ def _apply_sites(candidate: _Candidate, index: ScopeIndex, text: SourceText) -> 
             continue
         attribute = index.apply_attribute.get(id(name))
         if attribute is None:
-            refusal = Refuse(
-                "INL112",
-                f"class {candidate.name} is used as a class here (not through `.apply`), so it must stay a class",
-                None,
-            )
             candidate.refusal_position = (
                 name.lineno,
                 text.char_column(name.lineno, name.col_offset),
                 name.end_lineno,
                 text.char_column(name.end_lineno, name.end_col_offset),
             )
-            raise refusal
+            raise Refuse("INL112", "it is used as a class here (not through `.apply`), so it must stay a class", None)
         if unique:
             sites.append(attribute)
     return sites
 
 
-def _lower_and_emit(
-    candidate: _Candidate, index: ScopeIndex, text: SourceText, taken: set[str], runtime_name: str
-) -> str:
-    """Parse the class's own text with libcst, lower it, and render the replacement text."""
-    snippet = text.lines_between(candidate.first_line, candidate.node.end_lineno)
-    indent = text.indentation(candidate.node.lineno)
-    wrapped = bool(indent)
-    module = cst.parse_module(("if True:" + text.newline + snippet) if wrapped else snippet)
-    cls = module.body[0].body.body[0] if wrapped else module.body[0]  # type: ignore[union-attr]
-    assert isinstance(cls, cst.ClassDef)
-    _, body_scope = index.class_scopes[id(candidate.node)]
+# -- autograd_function_apply calls --------------------------------------------------
 
-    def qualified(node: cst.CSTNode) -> set[str]:
-        name = _cst_dotted(node)
-        return index.qualify(name, body_scope) if name else set()
 
+def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> list[_Candidate]:
+    out = []
+    for site in find_calls(tree, index):
+        call = site.call
+        line, col = call.lineno, text.char_column(call.lineno, call.col_offset)
+        end_col = text.char_column(call.func.end_lineno, call.func.end_col_offset) if call.func.end_lineno == line else col
+        candidate = _Candidate("call", HOP_LEAF, call.lineno, call.end_lineno, (line, col, end_col), call, hop=site)
+        try:
+            resolve(site, tree, index, text)
+            candidate.name = site.name
+        except Refuse as refuse:
+            candidate.outcome = refuse.refusal
+        out.append(candidate)
+    return out
+
+
+def _flatten_call(
+    candidate: _Candidate, tree: ast.Module, text: SourceText, taken: set[str], runtime_name: str
+) -> list[tuple[int, int, str]]:
+    site = candidate.hop
+    assert site is not None and site.fwd is not None and site.bwd is not None
+    blocks = []
+    for body in (site.fwd, site.bwd):
+        func = body.func
+        first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
+        blocks.append(parse_block(text, first, func.end_lineno, func.lineno))
+    fwd_block, bwd_block = blocks
+    assert isinstance(fwd_block.node, cst.FunctionDef) and isinstance(bwd_block.node, cst.FunctionDef)
+    call = site.call
+    operands = call.args[2:]
+    flat_name = fresh(site.name, taken)
     try:
-        vjp = lower_function_class(cls, qualified=qualified, taken=taken)
+        vjp = lower_hop(
+            flat_name,
+            fwd_block.node,
+            bwd_block.node,
+            flags=site.flags,
+            n_operands=len(operands),
+            fwd_is_method=site.fwd.is_method,
+            bwd_is_method=site.bwd.is_method,
+            taken=taken,
+        )
     except Refuse as refuse:
-        node = refuse.refusal.node
-        if node is not None:
-            span = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)[node]
-            shift = candidate.first_line - 1 - (1 if wrapped else 0)
-            candidate.refusal_position = (
-                span.start.line + shift,
-                span.start.column,
-                span.end.line + shift,
-                span.end.column,
-            )
+        if refuse.refusal.node is not None:
+            for block in blocks:
+                try:
+                    candidate.refusal_position = block.position(refuse.refusal.node)
+                    break
+                except KeyError:
+                    continue
         raise
+    candidate.name = flat_name
     candidate.outcome = vjp
-    statements = emit(vjp, runtime_name, nested=wrapped, line_length=max(40, 88 - len(indent)))
-    if not wrapped:
-        rendered = module.with_changes(body=statements, header=(), footer=()).code
-        return rendered
-    block = cst.IndentedBlock(body=statements, indent=indent)
-    holder = module.with_changes(body=[cst.If(test=cst.Name("True"), body=block)], header=(), footer=())
-    rendered = holder.code
-    return rendered.split(module.default_newline, 1)[1]
+    statements = emit(vjp, runtime_name, nested=False)
+    definitions = cst.Module(body=statements, default_newline=text.newline).code
+    edits = []
+    # The flat function goes right before the module-level statement holding the call.
+    statement = site.statement
+    first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+    insert_at = text.offset(first, 0)
+    edits.append((insert_at, insert_at, definitions + text.newline * 2))
+    start = text.offset(call.lineno, call.col_offset)
+    end = text.offset(call.end_lineno, call.end_col_offset)
+    arguments = ", ".join(text.source[text.offset(a.lineno, a.col_offset) : text.offset(a.end_lineno, a.end_col_offset)] for a in operands)
+    edits.append((start, end, f"{flat_name}({arguments})"))
+    edits.extend(_cleanup(site, tree, text))
+    return edits
 
 
-def _cst_dotted(node: cst.CSTNode) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _cst_dotted(node.value)
-        return None if head is None else f"{head}.{node.attr.value}"
-    return None
+def _cleanup(site: HopCall, tree: ast.Module, text: SourceText) -> list[tuple[int, int, str]]:
+    """Remove ``fwd_body_0 = self.fwd_body_0`` lines and nested body classes nothing uses any more."""
+    edits = []
+    call_args = {id(a) for a in site.call.args[:2]}
+    function = site.scope.node
+    dropped: set[str] = set()
+    for alias in site.local_aliases:
+        target = alias.targets[0]
+        assert isinstance(target, ast.Name)
+        if remaining_loads(function, target.id, call_args | {id(alias)}) == 0 and _owns_lines(alias, text):
+            edits.append((text.offset(alias.lineno, 0), text.line_end(alias.end_lineno), ""))
+            dropped.add(target.id)
+    if dropped:
+        edits.extend(_drop_from_releases(function, dropped, text))
+    removed = {id(a) for a in site.local_aliases} | call_args
+    for body in (site.fwd, site.bwd):
+        owner = body.owner if body is not None else None
+        if owner is None or id(owner) in removed:
+            continue
+        if remaining_loads(tree, owner.name, removed | {id(owner)}) == 0:
+            first = min([owner.lineno, *(d.lineno for d in owner.decorator_list)])
+            if first > 1 and not text.line(first - 1).strip():
+                first -= 1  # the blank line that separated it
+            edits.append((text.offset(first, 0), text.line_end(owner.end_lineno), ""))
+            removed.add(id(owner))
+    return edits
 
 
-def _diagnostic(candidate: _Candidate, path: str, text: SourceText) -> Diagnostic:
+def _drop_from_releases(function: ast.AST, names: set[str], text: SourceText) -> list[tuple[int, int, str]]:
+    """``fwd_body_0 = bwd_body_0 = x = None`` -> ``x = None`` once the bodies are gone."""
+    edits = []
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None):
+            continue
+        targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        if len(targets) != len(node.targets) or not (set(targets) & names) or node.lineno != node.end_lineno:
+            continue
+        kept = [t for t in targets if t not in names]
+        start = text.offset(node.lineno, node.col_offset)
+        end = text.offset(node.end_lineno, node.end_col_offset)
+        if kept:
+            edits.append((start, end, " = ".join(kept) + " = None"))
+            continue
+        # the whole statement goes: also the `;` (and spacing) that joined it to the line
+        line_start = text.offset(node.lineno, 0)
+        before = text.source[line_start:start]
+        stripped = before.rstrip()
+        if stripped.endswith(";"):
+            edits.append((line_start + len(stripped) - 1, end, ""))
+        elif not stripped and text.source[end : text.line_end(node.end_lineno)].strip() == "":
+            edits.append((line_start, text.line_end(node.end_lineno), ""))
+    return edits
+
+
+def _owns_lines(statement: ast.stmt, text: SourceText) -> bool:
+    """The statement alone occupies its lines (no ``;`` neighbours)."""
+    segment = text.source[text.offset(statement.lineno, statement.col_offset) : text.offset(statement.end_lineno, statement.end_col_offset)]
+    lines = text.lines_between(statement.lineno, statement.end_lineno)
+    return lines.strip() == segment.strip()
+
+
+# -- shared --------------------------------------------------------------------------
+
+
+class _positions_from:
+    """Record where a refusal raised inside a block points to, in file coordinates."""
+
+    def __init__(self, candidate: _Candidate, block) -> None:
+        self.candidate = candidate
+        self.block = block
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if isinstance(exc, Refuse) and exc.refusal.node is not None:
+            self.candidate.refusal_position = self.block.position(exc.refusal.node)
+        return False
+
+
+def _selected(candidate: _Candidate, select: Selection) -> bool:
+    if select.name is not None:
+        return candidate.name == select.name
+    if select.line is not None:
+        return candidate.first_line <= select.line <= candidate.last_line
+    return True
+
+
+def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
     outcome = candidate.outcome
-    name_line, name_col = text.class_name_position(candidate.node)
+    line, col, end_col = candidate.name_position
     if isinstance(outcome, Refusal):
         if candidate.refusal_position is not None:
-            line, col, end_line, end_col = candidate.refusal_position  # character columns
+            line, col, end_line, end_col = candidate.refusal_position
         else:
-            line, col, end_line, end_col = name_line, name_col, name_line, name_col + len(candidate.name)
+            end_line = line
         return Diagnostic(
             path,
             line,
             col + 1,
             outcome.code,
-            _message(candidate.name, outcome.reason),
+            _message(candidate.label, outcome.reason),
             Severity.WARNING,
             name=candidate.name,
             end_line=end_line,
             end_column=end_col + 1,
         )
+    what = (
+        f"class {candidate.name} is flattened into explicit fwd/bwd functions"
+        if candidate.kind == "class"
+        else f"autograd_function_apply call is flattened into {candidate.name}"
+    )
     return Diagnostic(
-        path,
-        name_line,
-        name_col + 1,
-        "INL001",
-        f"class {candidate.name} is flattened into explicit fwd/bwd functions",
-        Severity.INFO,
-        name=candidate.name,
-        end_line=name_line,
-        end_column=name_col + len(candidate.name) + 1,
+        path, line, col + 1, "INL001", what, Severity.INFO, name=candidate.name, end_line=line, end_column=end_col + 1
     )
 
 
-def _message(name: str, reason: str) -> str:
-    if not reason.startswith(f"class {name}"):
-        reason = f"class {name}: {reason}"
-    return f"{reason}; left untouched"
+def _message(label: str, reason: str) -> str:
+    if reason.startswith("class ") or reason.startswith("autograd_function_apply"):
+        return f"{reason}; left untouched"
+    return f"{label}: {reason}; left untouched"
 
 
 def _runtime_import(tree: ast.Module, text: SourceText, runtime_name: str) -> tuple[int, int, str]:
@@ -271,7 +404,9 @@ def _runtime_import(tree: ast.Module, text: SourceText, runtime_name: str) -> tu
     line = f"from {RUNTIME_MODULE} import {RUNTIME_NAME}{alias}{text.newline}"
     after = None
     for i, stmt in enumerate(tree.body):
-        is_docstring = i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+        is_docstring = (
+            i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+        )
         is_future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
         if is_docstring or is_future:
             after = stmt

@@ -20,9 +20,9 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 @dataclass(frozen=True)
 class Binding:
-    kind: str  # "import" | "class" | "def" | "other" | "global" | "nonlocal"
+    kind: str  # "import" | "alias" | "class" | "def" | "other" | "global" | "nonlocal"
     node: ast.AST
-    qualified: str | None = None  # for imports: what the bound name stands for
+    qualified: str | None = None  # imports: what the bound name stands for; aliases: the dotted value
 
 
 @dataclass(eq=False)
@@ -59,8 +59,11 @@ def dotted(expr: ast.AST) -> str | None:
 class ScopeIndex(ast.NodeVisitor):
     """One pass over a module; afterwards ``lookup``/``qualify`` answer questions about names."""
 
-    def __init__(self, interesting: set[str]) -> None:
+    def __init__(self, interesting: set[str], call_names: frozenset[str] = frozenset()) -> None:
         self.interesting = interesting
+        #: calls whose callee's last dotted component is one of these are recorded
+        self.call_names = call_names
+        self.calls: list[tuple[ast.Call, Scope]] = []
         self.scopes: list[Scope] = []
         #: id(ClassDef) -> (scope it is defined in, scope of its body)
         self.class_scopes: dict[int, tuple[Scope, Scope]] = {}
@@ -69,8 +72,8 @@ class ScopeIndex(ast.NodeVisitor):
         self.names: set[str] = set()  # every identifier used as a variable anywhere
 
     @classmethod
-    def build(cls, tree: ast.Module, interesting: set[str]) -> "ScopeIndex":
-        index = cls(interesting)
+    def build(cls, tree: ast.Module, interesting: set[str], call_names: frozenset[str] = frozenset()) -> "ScopeIndex":
+        index = cls(interesting, call_names)
         index.visit(tree)
         return index
 
@@ -172,6 +175,23 @@ class ScopeIndex(ast.NodeVisitor):
         target.bind(node.target.id, Binding("other", node))
         self.names.add(node.target.id)
 
+    def visit_Call(self, node: ast.Call) -> None:
+        if self.call_names:
+            name = dotted(node.func)
+            if name is not None and name.rsplit(".", 1)[-1] in self.call_names:
+                self.calls.append((node, self.current))
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        # `alias = some.dotted.name` is remembered so that calls through the alias resolve
+        value = dotted(node.value)
+        if value is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self.visit(node.value)
+            self.current.bind(node.targets[0].id, Binding("alias", node, value))
+            self.names.add(node.targets[0].id)
+            return
+        self.generic_visit(node)
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr == "apply" and isinstance(node.value, ast.Name):
             self.apply_attribute[id(node.value)] = node
@@ -253,7 +273,7 @@ class ScopeIndex(ast.NodeVisitor):
             scope = scope.parent
         return scope
 
-    def qualify(self, name: str, scope: Scope) -> set[str]:
+    def qualify(self, name: str, scope: Scope, _depth: int = 0) -> set[str]:
         """What a dotted name may stand for: qualified names, or ``<local>`` for anything else."""
         head, _, rest = name.partition(".")
         found = self.lookup(head, scope)
@@ -263,6 +283,9 @@ class ScopeIndex(ast.NodeVisitor):
         for binding in found.bindings.get(head) or found.bindings.get("*", ()):
             if binding.kind == "import" and binding.qualified:
                 out.add(binding.qualified + (f".{rest}" if rest else ""))
+            elif binding.kind == "alias" and binding.qualified and _depth < 8:
+                target = binding.qualified + (f".{rest}" if rest else "")
+                out |= self.qualify(target, found, _depth + 1)
             else:
                 out.add("<local>")
         return out

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -52,10 +56,46 @@ class SourceText:
         return node.lineno, match.start(1) if match else self.char_column(node.lineno, node.col_offset)
 
     def splice(self, edits: list[tuple[int, int, str]]) -> str:
-        """Apply non-overlapping (start, end, replacement) edits."""
+        """Apply non-overlapping (start, end, replacement) edits; insertions at one offset keep their order."""
         out = self.source
-        for start, end, replacement in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        for start, end, replacement in sorted(reversed(edits), key=lambda e: (e[0], e[1]), reverse=True):
             if end == len(out) and not _NEWLINE.search(out[-1:] or "x") and replacement.endswith(self.newline):
                 replacement = replacement[: -len(self.newline)]  # keep a missing final newline missing
             out = out[:start] + replacement + out[end:]
         return out
+
+
+@dataclass
+class Block:
+    """One statement's own text, parsed with libcst (wrapped in ``if True:`` when indented)."""
+
+    module: cst.Module
+    node: cst.BaseStatement
+    first_line: int
+    indent: str
+
+    @property
+    def wrapped(self) -> bool:
+        return bool(self.indent)
+
+    def position(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        """(line, char column, end line, end char column) of ``node`` in the whole file; columns 0-based."""
+        span = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)[node]
+        shift = self.first_line - 1 - (1 if self.wrapped else 0)
+        return span.start.line + shift, span.start.column, span.end.line + shift, span.end.column
+
+    def render(self, statements: list[cst.BaseStatement]) -> str:
+        """Text of ``statements`` at this block's indentation, with the file's newline."""
+        if not self.wrapped:
+            return self.module.with_changes(body=statements, header=(), footer=()).code
+        block = cst.IndentedBlock(body=statements, indent=self.indent)
+        holder = self.module.with_changes(body=[cst.If(test=cst.Name("True"), body=block)], header=(), footer=())
+        return holder.code.split(self.module.default_newline, 1)[1]
+
+
+def parse_block(text: SourceText, first_line: int, last_line: int, indent_line: int) -> Block:
+    indent = text.indentation(indent_line)
+    snippet = text.lines_between(first_line, last_line)
+    module = cst.parse_module(("if True:" + text.newline + snippet) if indent else snippet)
+    node = module.body[0].body.body[0] if indent else module.body[0]  # type: ignore[union-attr]
+    return Block(module, node, first_line, indent)

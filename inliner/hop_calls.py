@@ -1,0 +1,224 @@
+"""Find ``autograd_function_apply`` calls and the bodies they run, statically.
+
+Bodies come from module-level functions, from ``torch.fx.symbolic_trace(Module())``
+of a module-level ``nn.Module`` class, or (in dumped graphs and thunderfx
+reproducers) from nested ``class fwd_body_0(torch.nn.Module)`` reached through
+``self.fwd_body_0`` or ``self.fwd_body_0()``, possibly via a local variable.
+Anything else is refused with INL200.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from inliner.lower_hop import _KNOWN_FLAGS, HOP_NAMES, HopFlags
+from inliner.model import Refuse
+from inliner.scopes import Scope, ScopeIndex, dotted
+from inliner.source import SourceText
+
+_APPLY_IN_COMMENT = re.compile(r"code:.*?\b([A-Za-z_]\w*)\.apply\(")
+_BODY_ALIAS_LINE = re.compile(r"^\w+\s*=\s*self\.\w+(\(\))?$")
+
+
+@dataclass
+class Body:
+    func: ast.FunctionDef
+    is_method: bool
+    #: a nested class in a dumped GraphModule that only exists to hold this body
+    owner: ast.ClassDef | None = None
+
+
+@dataclass
+class HopCall:
+    call: ast.Call
+    scope: Scope
+    statement: ast.stmt  # the module-level statement that contains the call
+    name: str = "autograd_function"
+    flags: HopFlags = field(default_factory=HopFlags)
+    fwd: Body | None = None
+    bwd: Body | None = None
+    #: ``fwd_body_0 = self.fwd_body_0`` statements that only fed this call
+    local_aliases: list[ast.Assign] = field(default_factory=list)
+
+
+def find_calls(tree: ast.Module, index: ScopeIndex) -> list[HopCall]:
+    calls = []
+    for call, scope in index.calls:
+        name = dotted(call.func)
+        if name is None or not (index.qualify(name, scope) & HOP_NAMES):
+            continue
+        statement = next(s for s in tree.body if s.lineno <= call.lineno <= s.end_lineno)
+        calls.append(HopCall(call, scope, statement))
+    return calls
+
+
+def resolve(site: HopCall, tree: ast.Module, index: ScopeIndex, text: SourceText) -> None:
+    """Fill in flags and bodies, or raise Refuse."""
+    call = site.call
+    if len(call.args) < 2 or any(isinstance(a, ast.Starred) for a in call.args):
+        raise Refuse("INL201", "autograd_function_apply call without literal fwd/bwd and operands", None)
+    values = {}
+    for keyword in call.keywords:
+        if keyword.arg not in _KNOWN_FLAGS:
+            raise Refuse("INL201", f"autograd_function_apply call passes an unknown keyword `{keyword.arg}`", None)
+        try:
+            values[keyword.arg] = tuple(ast.literal_eval(keyword.value))
+        except (ValueError, TypeError, SyntaxError):
+            raise Refuse("INL201", f"autograd_function_apply call: `{keyword.arg}` is not a literal list", None) from None
+    site.flags = HopFlags(
+        non_differentiable_idx=values.get("non_differentiable_idx", ()),
+        saved_for_backward_idx=values.get("saved_for_backward_idx"),
+        dirty_idx=values.get("dirty_idx", ()),
+        args_tensor_mask=values.get("args_tensor_mask"),
+    )
+    site.fwd = _body(call.args[0], site, index, "forward")
+    site.bwd = _body(call.args[1], site, index, "backward")
+    site.name = _name_from_comments(site, text) or _name_from_function(site.fwd) or "autograd_function"
+
+
+def _body(expr: ast.expr, site: HopCall, index: ScopeIndex, role: str) -> Body:
+    not_found = Refuse("INL200", f"the {role} body of an autograd_function_apply call cannot be found statically", None)
+    if isinstance(expr, ast.Name):
+        found = index.lookup(expr.id, site.scope)
+        bindings = found.bindings.get(expr.id, []) if found else []
+        if len(bindings) != 1:
+            # a dump binds `fwd_body_0 = self.fwd_body_0` once and clears it with `= None`
+            real = [b for b in bindings if not _is_none_assignment(b.node)]
+            if len(real) != 1:
+                raise not_found
+            bindings = real
+        binding = bindings[0]
+        if binding.kind == "def" and found is not None and found.is_module:
+            return Body(binding.node, is_method=False)
+        if binding.kind == "alias" and binding.qualified and binding.qualified.startswith("self."):
+            site.local_aliases.append(binding.node)
+            return _nested_body(binding.qualified[len("self.") :], found, index, not_found)
+        node = binding.node
+        if isinstance(node, ast.Assign):
+            value = node.value
+            target = _self_attribute(value)
+            if target is not None and found is not None:
+                site.local_aliases.append(node)
+                return _nested_body(target, found, index, not_found)
+            if found is not None and found.is_module:
+                return _traced_module_body(value, found, index, not_found)
+        raise not_found
+    target = _self_attribute(expr)
+    if target is not None:
+        return _nested_body(target, site.scope, index, not_found)
+    raise not_found
+
+
+def _is_none_assignment(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and _assigned_none(node)
+
+
+def _assigned_none(name: ast.Name) -> bool:
+    parent = getattr(name, "_inliner_parent", None)
+    return isinstance(parent, ast.Assign) and isinstance(parent.value, ast.Constant) and parent.value.value is None
+
+
+def _self_attribute(expr: ast.expr) -> str | None:
+    """``self.X`` or ``self.X()`` -> ``X``."""
+    if isinstance(expr, ast.Call) and not expr.args and not expr.keywords:
+        expr = expr.func
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return expr.attr
+    return None
+
+
+def _nested_body(attr: str, scope: Scope | None, index: ScopeIndex, not_found: Refuse) -> Body:
+    """``self.<attr>`` inside a method: a class nested in the method's class."""
+    if scope is None or not isinstance(scope.node, ast.FunctionDef) or scope.parent is None or not scope.parent.is_class:
+        raise not_found
+    owner_scope = scope.parent
+    bindings = owner_scope.bindings.get(attr, [])
+    if len(bindings) != 1 or bindings[0].kind != "class":
+        raise not_found
+    owner = bindings[0].node
+    assert isinstance(owner, ast.ClassDef)
+    return Body(_forward_of(owner, not_found), is_method=True, owner=owner)
+
+
+def _traced_module_body(value: ast.expr, scope: Scope, index: ScopeIndex, not_found: Refuse) -> Body:
+    """``torch.fx.symbolic_trace(SomeModule())`` or ``torch.fx.GraphModule``-free equivalents."""
+    if not (isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords):
+        raise not_found
+    func = dotted(value.func)
+    if func is None or not (index.qualify(func, scope) & {"torch.fx.symbolic_trace", "torch.fx._symbolic_trace.symbolic_trace"}):
+        raise not_found
+    arg = value.args[0]
+    if not (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and not arg.args and not arg.keywords):
+        raise not_found
+    bindings = scope.bindings.get(arg.func.id, [])
+    if len(bindings) != 1 or bindings[0].kind != "class":
+        raise not_found
+    cls = bindings[0].node
+    assert isinstance(cls, ast.ClassDef)
+    if any(isinstance(s, ast.FunctionDef) and s.name == "__init__" for s in cls.body):
+        raise not_found  # an __init__ could give forward state a flat function cannot carry
+    return Body(_forward_of(cls, not_found), is_method=True)
+
+
+def _forward_of(cls: ast.ClassDef, not_found: Refuse) -> ast.FunctionDef:
+    methods = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "forward"]
+    if len(methods) != 1 or methods[0].decorator_list:
+        raise not_found
+    return methods[0]
+
+
+def _name_from_comments(site: HopCall, text: SourceText) -> str | None:
+    """Dumps say which Function a call came from: ``# File: ..., code: a = F.apply(x)``."""
+    line = site.call.lineno - 1
+    while line >= 1:
+        stripped = text.line(line).strip()
+        if not stripped:
+            line -= 1
+            continue
+        if _BODY_ALIAS_LINE.match(stripped):
+            line -= 1
+            continue
+        if not stripped.startswith("#"):
+            break
+        match = _APPLY_IN_COMMENT.search(stripped)
+        if match:
+            return match.group(1)
+        line -= 1
+    return None
+
+
+def _name_from_function(body: Body | None) -> str | None:
+    if body is None or body.is_method:
+        return None
+    name = body.func.name
+    for suffix in ("_fwd", "_forward", "_fw"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def annotate_parents(tree: ast.AST) -> None:
+    """Let ``_assigned_none`` see the assignment a stored name belongs to."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    target._inliner_parent = node  # type: ignore[attr-defined]
+
+
+def remaining_loads(tree: ast.AST, name: str, ignore: set[int]) -> int:
+    """Loads of ``name`` (as a variable or an attribute) outside the nodes in ``ignore``."""
+    count = 0
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if id(node) in ignore:
+            continue
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            count += 1
+        elif isinstance(node, ast.Attribute) and node.attr == name:
+            count += 1
+        stack.extend(ast.iter_child_nodes(node))
+    return count

@@ -1,0 +1,66 @@
+"""``python -m inliner.lsp``: run the language server on stdin/stdout."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import warnings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m inliner.lsp", description=__doc__)
+    parser.add_argument(
+        "--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only transport)"
+    )
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="log level for messages on stderr (default: WARNING)",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    args = parser.parse_args(argv)
+
+    from inliner import __version__
+
+    if args.version:
+        print(f"inliner-lsp {__version__}")
+        return 0
+    try:
+        from inliner.lsp.server import create_server
+    except ImportError as exc:
+        print(f"inliner.lsp needs pygls 2: pip install 'inliner[lsp]' ({exc})", file=sys.stderr)
+        return 2
+
+    logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
+    # Users' buffers may hold invalid escapes and the like: no warning spam on stderr.
+    warnings.simplefilter("ignore", SyntaxWarning)
+    warnings.simplefilter("ignore", DeprecationWarning)
+
+    # stdout carries the protocol: keep the binary stream for it and send any stray
+    # print() to stderr, where it cannot corrupt a message.
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr
+    server = create_server()
+    server.start_io(stdin, stdout)
+    return server.exit_code
+
+
+def run() -> None:
+    """Entry point: run ``main`` and end the process with its code."""
+    code = main()
+    for stream in (sys.stderr, sys.__stdout__):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    # Exit without joining threads: pygls' stdin reader may be blocked in read()
+    # on a client that keeps the pipe open after `exit`.
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    run()

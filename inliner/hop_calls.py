@@ -18,8 +18,7 @@ from inliner.model import Refuse
 from inliner.scopes import Scope, ScopeIndex, dotted
 from inliner.source import SourceText
 
-_APPLY_IN_COMMENT = re.compile(r"code:.*?\b([A-Za-z_]\w*)\.apply\(")
-_BODY_ALIAS_LINE = re.compile(r"^\w+\s*=\s*self\.\w+(\(\))?$")
+_APPLY_IN_COMMENT = re.compile(r"\b([A-Za-z_]\w*)\.apply\(")
 
 
 @dataclass
@@ -75,7 +74,7 @@ def resolve(site: HopCall, tree: ast.Module, index: ScopeIndex, text: SourceText
     )
     site.fwd = _body(call.args[0], site, index, "forward")
     site.bwd = _body(call.args[1], site, index, "backward")
-    site.name = _name_from_comments(site, text) or _name_from_function(site.fwd) or "autograd_function"
+    site.name = _name_from_function(site.fwd) or "autograd_function"
 
 
 def _body(expr: ast.expr, site: HopCall, index: ScopeIndex, role: str) -> Body:
@@ -96,7 +95,8 @@ def _body(expr: ast.expr, site: HopCall, index: ScopeIndex, role: str) -> Body:
             site.local_aliases.append(binding.node)
             return _nested_body(binding.qualified[len("self.") :], found, index, not_found)
         node = binding.node
-        if isinstance(node, ast.Assign):
+        node = getattr(node, "_inliner_parent", node)  # a stored Name -> its assignment
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
             value = node.value
             target = _self_attribute(value)
             if target is not None and found is not None:
@@ -169,22 +169,18 @@ def _forward_of(cls: ast.ClassDef, not_found: Refuse) -> ast.FunctionDef:
     return methods[0]
 
 
-def _name_from_comments(site: HopCall, text: SourceText) -> str | None:
-    """Dumps say which Function a call came from: ``# File: ..., code: a = F.apply(x)``."""
+def source_comment(site: HopCall, text: SourceText) -> tuple[int, list[str]] | None:
+    """Dumps say which Functions a group of nodes came from: ``# File: ..., code: a = F.apply(x)``.
+
+    Returns the comment's line and the Function names it mentions, in order.
+    """
+    stop = getattr(site.scope.node, "lineno", 0)
     line = site.call.lineno - 1
-    while line >= 1:
+    while line > stop:
         stripped = text.line(line).strip()
-        if not stripped:
-            line -= 1
-            continue
-        if _BODY_ALIAS_LINE.match(stripped):
-            line -= 1
-            continue
-        if not stripped.startswith("#"):
-            break
-        match = _APPLY_IN_COMMENT.search(stripped)
-        if match:
-            return match.group(1)
+        if stripped.startswith("#") and "code:" in stripped:
+            names = _APPLY_IN_COMMENT.findall(stripped.split("code:", 1)[1])
+            return (line, names) if names else None
         line -= 1
     return None
 

@@ -20,7 +20,7 @@ import libcst as cst
 from inliner.diagnostics import Diagnostic, Severity
 from inliner.emit import emit
 from inliner.engine import FlattenResult, Selection
-from inliner.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve
+from inliner.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
 from inliner.lower_function import lower_function_class
 from inliner.lower_hop import lower_hop
 from inliner.model import CustomVJP, Refusal, Refuse
@@ -69,7 +69,9 @@ class _Candidate:
 
     @property
     def label(self) -> str:
-        return f"class {self.name}" if self.kind == "class" else f"autograd_function_apply call ({self.name})"
+        if self.kind == "class":
+            return f"class {self.name}"
+        return HOP_LEAF + " call" + ("" if self.name == HOP_LEAF else f" ({self.name})")
 
 
 def rewrite_module(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
@@ -208,13 +210,21 @@ def _apply_sites(candidate: _Candidate, index: ScopeIndex, text: SourceText) -> 
 
 def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> list[_Candidate]:
     out = []
-    for site in find_calls(tree, index):
+    seen_per_comment: dict[int, int] = {}
+    for site in sorted(find_calls(tree, index), key=lambda s: (s.call.lineno, s.call.col_offset)):
         call = site.call
         line, col = call.lineno, text.char_column(call.lineno, call.col_offset)
         end_col = text.char_column(call.func.end_lineno, call.func.end_col_offset) if call.func.end_lineno == line else col
         candidate = _Candidate("call", HOP_LEAF, call.lineno, call.end_lineno, (line, col, end_col), call, hop=site)
         try:
             resolve(site, tree, index, text)
+            comment = source_comment(site, text)
+            if comment is not None:
+                # the k-th call under one `code: ...` comment is its k-th `X.apply(`
+                k = seen_per_comment.get(comment[0], 0)
+                seen_per_comment[comment[0]] = k + 1
+                if k < len(comment[1]):
+                    site.name = comment[1][k]
             candidate.name = site.name
         except Refuse as refuse:
             candidate.outcome = refuse.refusal

@@ -1,16 +1,26 @@
 """The small runtime that rewritten code imports: bind a flat ``fwd`` and ``bwd`` into one callable.
 
-``custom_vjp(fwd, bwd, ...)`` builds, per original Function, a carrier: an
-``autograd.Function`` subclass with the original's name and positional arity, so
+``custom_vjp(fwd, bwd, ...)`` builds, per original Function, carriers:
+``autograd.Function`` subclasses with the original's name and positional arity, so
 that eager values, gradients, error messages and ``needs_input_grad`` stay exactly
-the original's (see shared/SEMANTICS.md §0). The carrier always uses the
-``setup_context`` style, so ``torch.func`` transforms work even where the original
-was written in the combined ``forward(ctx, ...)`` style.
+the original's (see shared/SEMANTICS.md §0).
+
+- The **eager carrier** has the original's style. For a combined-style original it is
+  a combined-style Function whose ``forward(ctx, <fwd's parameters>)`` and
+  ``backward`` are generated per original (straight-line code, no loops), so a call
+  costs what the original's ``apply`` costs plus two Python frames.
+- The **setup_context carrier** is what ``torch.func`` transforms get (and what a
+  setup_context-style original always uses), so ``grad``/``vjp``/``jacrev`` work even
+  where the original was written in the combined ``forward(ctx, ...)`` style.
+- The **thunder carrier** is a combined-style twin that ``thunder.jit`` can trace
+  through its ``autograd.Function`` support: every tensor residual goes through
+  ``save_for_backward`` and no ctx method thunder lacks is called.
 
 What a tracer sees is the flat callable returned by ``custom_vjp``: a plain
 function registered with ``torch._dynamo.allow_in_graph`` and recognised as a leaf
 by ``torch.fx`` (proxy detection), with ``fwd``/``bwd`` bound in its closure and
-never passed as arguments.
+never passed as arguments. Plain tensors and scalars take a fast path that skips
+every proxy check.
 
 This module must not import libcst or black: rewritten code pays only for torch.
 """
@@ -22,8 +32,15 @@ import threading
 from typing import Any, Callable, Iterable, Sequence
 
 import torch
+import torch.fx
 
 __all__ = ["custom_vjp", "FlatFunction"]
+
+# Argument types that can be neither an fx proxy nor a thunder proxy nor need a
+# functorch-aware carrier by themselves: calls made only of these take the fast path.
+_PLAIN_TYPES = frozenset(
+    {torch.Tensor, torch.nn.Parameter, int, float, bool, str, type(None), torch.dtype, torch.device}
+)
 
 
 class _CtxStandIn:
@@ -34,13 +51,12 @@ def _flat_outputs(output: Any) -> tuple:
     return output if isinstance(output, tuple) else (output,)
 
 
-def _has_proxy(values: Iterable[Any]) -> Any:
-    import torch.fx
-
+def _find_proxy(values: Iterable[Any]) -> Any:
+    """The first fx or thunder proxy among ``values`` (searched inside lists, tuples and dicts)."""
     stack = list(values)
     while stack:
         value = stack.pop()
-        if isinstance(value, torch.fx.Proxy):
+        if isinstance(value, torch.fx.Proxy) or _is_thunder_proxy(value):
             return value
         if isinstance(value, (list, tuple)):
             stack.extend(value)
@@ -49,14 +65,17 @@ def _has_proxy(values: Iterable[Any]) -> Any:
     return None
 
 
-def _forward_with_signature(fwd: Callable, run: Callable) -> Callable:
-    """A function with ``fwd``'s parameter names that calls ``run`` with the bound arguments.
+def _is_thunder_proxy(value: Any) -> bool:
+    # Under thunder.jit the interpreted code sees thunder's proxies (TensorProxy,
+    # NumberProxy...); checking the module keeps thunder out of our imports.
+    return type(value).__module__ == "thunder.core.proxies"
 
-    torch 2.13 maps ``apply`` keywords to positional slots using forward's code
-    variable names, so the carrier's forward must carry the original's names.
-    """
+
+def _signature_parts(fwd: Callable) -> tuple[list[str], list[str], dict[str, Any], str]:
+    """``fwd``'s parameter list as source text, the matching call arguments, the defaults
+    (referenced as ``__defaults[...]``) and an expression for the positional inputs."""
     sig = inspect.signature(fwd)
-    params, call = [], []
+    params, call, positional = [], [], []
     defaults: dict[str, Any] = {}
     seen_kwonly_marker = False
     for p in sig.parameters.values():
@@ -67,6 +86,7 @@ def _forward_with_signature(fwd: Callable, run: Callable) -> Callable:
         if p.kind is p.VAR_POSITIONAL:
             params.append("*" + p.name)
             call.append("*" + p.name)
+            positional.append("*" + p.name)
             seen_kwonly_marker = True
         elif p.kind is p.VAR_KEYWORD:
             params.append("**" + p.name)
@@ -77,21 +97,99 @@ def _forward_with_signature(fwd: Callable, run: Callable) -> Callable:
                 seen_kwonly_marker = True
             params.append(text)
             call.append(f"{p.name}={p.name}")
-        elif p.kind is p.POSITIONAL_ONLY:
-            params.append(text)
-            call.append(p.name)
         else:
             params.append(text)
             call.append(p.name)
+            positional.append(p.name)
     if any(p.kind is p.POSITIONAL_ONLY for p in sig.parameters.values()):
         last = max(i for i, p in enumerate(sig.parameters.values()) if p.kind is p.POSITIONAL_ONLY)
         params.insert(last + 1, "/")
+    positional_expr = "(" + "".join(f"{x}, " for x in positional) + ")"
+    return params, call, defaults, positional_expr
+
+
+def _compile(src: str, label: str, namespace: dict[str, Any], name: str) -> Callable:
+    exec(compile(src, label, "exec"), namespace)
+    return namespace[name]
+
+
+def _forward_with_signature(fwd: Callable, run: Callable) -> Callable:
+    """A function with ``fwd``'s parameter names that calls ``run`` with the bound arguments.
+
+    torch 2.13 maps ``apply`` keywords to positional slots using forward's code
+    variable names, so the carrier's forward must carry the original's names.
+    """
+    params, call, defaults, _ = _signature_parts(fwd)
     src = f"def forward({', '.join(params)}):\n    return __run({', '.join(call)})\n"
     namespace: dict[str, Any] = {"__defaults": defaults, "__run": run}
-    exec(compile(src, f"<inliner forward of {fwd.__qualname__}>", "exec"), namespace)
-    forward = namespace["forward"]
+    forward = _compile(src, f"<inliner forward of {fwd.__qualname__}>", namespace, "forward")
     forward.__qualname__ = fwd.__qualname__
     return forward
+
+
+def _combined_carrier_methods(
+    fwd: Callable,
+    bwd: Callable,
+    *,
+    saved_idx: tuple[int, ...],
+    saved_tensors_idx: int | None,
+    nondiff: tuple[int, ...],
+    dirty: tuple[int, ...],
+    materialize_grads: bool,
+    bwd_needs_input_grad: bool,
+) -> tuple[Callable, Callable]:
+    """Straight-line ``forward(ctx, <fwd's parameters>)`` and ``backward(ctx, *grads)``.
+
+    They do exactly what the original's combined-style methods did with ctx, in the
+    carrier model of SEMANTICS.md §0: the ``saved_idx`` residuals (then the members of
+    the ``saved_tensors_idx`` group) go through one ``save_for_backward``; the other
+    residuals stay plain references on ctx; the flags are replayed on the real ctx.
+    """
+    params, call, defaults, positional = _signature_parts(fwd)
+    ctx = "ctx"
+    taken = set(inspect.signature(fwd).parameters)
+    while ctx in taken:
+        ctx = "_" + ctx
+    body = [f"__out, __res = __fwd({', '.join(call)})", "if type(__res) is not tuple:", "    __res = tuple(__res)"]
+    saved_exprs = [f"__res[{i}]" for i in saved_idx]
+    if saved_tensors_idx is not None:
+        saved_exprs.append(f"*__res[{saved_tensors_idx}]")
+    cleared = list(saved_idx) + ([saved_tensors_idx] if saved_tensors_idx is not None else [])
+    if saved_exprs:
+        body.append(f"{ctx}.save_for_backward({', '.join(saved_exprs)})")
+    if cleared:
+        body.append("__plain = list(__res)")
+        body.extend(f"__plain[{i}] = None" for i in cleared)
+        body.append(f"{ctx}._inliner_plain = __plain")
+    else:
+        body.append(f"{ctx}._inliner_plain = __res")
+    if not materialize_grads:
+        body.append(f"{ctx}.set_materialize_grads(False)")
+    if dirty:
+        body.append(f"__inputs = {positional}")
+        body.append(f"{ctx}.mark_dirty({', '.join(f'__inputs[{i}]' for i in dirty)})")
+    if nondiff:
+        body.append("__flat_out = __out if isinstance(__out, tuple) else (__out,)")
+        body.append(f"{ctx}.mark_non_differentiable({', '.join(f'__flat_out[{j}]' for j in nondiff)})")
+    body.append("return __out")
+    src = f"def forward({', '.join([ctx] + params)}):\n" + "".join(f"    {line}\n" for line in body)
+    namespace: dict[str, Any] = {"__defaults": defaults, "__fwd": fwd}
+    forward = _compile(src, f"<inliner forward of {fwd.__qualname__}>", namespace, "forward")
+    forward.__qualname__ = fwd.__qualname__
+
+    extra = ", needs_input_grad=ctx.needs_input_grad" if bwd_needs_input_grad else ""
+    if cleared:
+        lines = ["__res = list(ctx._inliner_plain)", "__saved = ctx.saved_tensors"]
+        lines.extend(f"__res[{i}] = __saved[{k}]" for k, i in enumerate(saved_idx))
+        if saved_tensors_idx is not None:
+            lines.append(f"__res[{saved_tensors_idx}] = tuple(__saved[{len(saved_idx)}:])")
+        lines.append(f"return __bwd(tuple(__res), *grads{extra})")
+    else:
+        lines = [f"return __bwd(ctx._inliner_plain, *grads{extra})"]
+    src = "def backward(ctx, *grads):\n" + "".join(f"    {line}\n" for line in lines)
+    backward = _compile(src, f"<inliner backward of {bwd.__qualname__}>", {"__bwd": bwd}, "backward")
+    backward.__qualname__ = bwd.__qualname__
+    return forward, backward
 
 
 class FlatFunction:
@@ -230,11 +328,69 @@ def custom_vjp(
         namespace["vmap"] = staticmethod(vmap)
     carrier = type(name, (torch.autograd.Function,), namespace)
 
+    if fill_defaults:
+        # A setup_context-style original: its own apply binds defaults and runs
+        # setup_context, so the setup_context carrier *is* the eager carrier.
+        eager = carrier
+    else:
+        eager_forward, eager_backward = _combined_carrier_methods(
+            fwd,
+            bwd,
+            saved_idx=saved_idx,
+            saved_tensors_idx=saved_tensors_idx,
+            nondiff=nondiff,
+            dirty=dirty,
+            materialize_grads=materialize_grads,
+            bwd_needs_input_grad=bwd_needs_input_grad,
+        )
+        for decorator in reversed(forward_decorators):
+            eager_forward = decorator(eager_forward)
+        for decorator in reversed(backward_decorators):
+            eager_backward = decorator(eager_backward)
+        eager = type(
+            name,
+            (torch.autograd.Function,),
+            {
+                "forward": staticmethod(eager_forward),
+                "backward": staticmethod(eager_backward),
+                "__module__": namespace["__module__"],
+                "__qualname__": name,
+            },
+        )
+    thunder_carrier = _thunder_carrier(
+        name,
+        namespace["__module__"],
+        decorated_fwd,
+        bwd,
+        saved_tensors_idx=saved_tensors_idx,
+        backward_decorators=backward_decorators,
+        bwd_needs_input_grad=bwd_needs_input_grad,
+    )
+
+    eager_apply = eager.apply
+    plain_types = _PLAIN_TYPES
+    functorch_active = torch._C._are_functorch_transforms_active
+
     def flat(*args: Any, **kwargs: Any) -> Any:
-        proxy = _has_proxy((args, kwargs))
+        # Fast path: plain tensors and scalars, no keywords, no torch.func transform.
+        if not kwargs:
+            for arg in args:
+                if type(arg) not in plain_types:
+                    break
+            else:
+                if not functorch_active():
+                    return eager_apply(*args)
+        return dispatch(args, kwargs)
+
+    def dispatch(args: tuple, kwargs: dict) -> Any:
+        proxy = _find_proxy((args, kwargs))
         if proxy is not None:
-            return proxy.tracer.create_proxy("call_function", flat, args, kwargs)
-        return carrier.apply(*args, **kwargs)
+            if isinstance(proxy, torch.fx.Proxy):
+                return proxy.tracer.create_proxy("call_function", flat, args, kwargs)
+            return thunder_carrier.apply(*args, **kwargs)
+        if functorch_active():
+            return carrier.apply(*args, **kwargs)
+        return eager.apply(*args, **kwargs)
 
     flat.__name__ = name
     flat.__qualname__ = name
@@ -243,11 +399,75 @@ def custom_vjp(
     flat.fwd = fwd  # type: ignore[attr-defined]
     flat.bwd = bwd  # type: ignore[attr-defined]
     flat.apply = flat  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
-    flat.function = carrier  # type: ignore[attr-defined]
+    flat.function = eager  # type: ignore[attr-defined]  # its _backward_cls is the grad_fn type in eager
+    flat.functorch_function = carrier  # type: ignore[attr-defined]
+    flat.thunder_function = thunder_carrier  # type: ignore[attr-defined]
     for key, value in (attributes or {}).items():
         setattr(flat, key, value)
     _allow_in_graph(flat)
     return flat
+
+
+def _thunder_carrier(
+    name: str,
+    module: str,
+    decorated_fwd: Callable,
+    bwd: Callable,
+    *,
+    saved_tensors_idx: int | None,
+    backward_decorators: Sequence[Callable],
+    bwd_needs_input_grad: bool,
+) -> type:
+    """A combined-style twin for ``thunder.jit``, which traces ``Function.apply`` itself.
+
+    thunder's ctx stand-in supports ``save_for_backward`` and attributes holding
+    non-tensors, nothing else: so every tensor residual (including tensors the
+    original kept as plain ctx attributes) is saved, ``needs_input_grad`` is taken
+    from the inputs' ``requires_grad``, and the autograd-graph flags (dirty,
+    non-differentiable, materialize) are not replayed: thunder's traces are
+    functional, it has no such graph metadata.
+    """
+
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        if bwd_needs_input_grad:
+            ctx._inliner_needs_input_grad = tuple(bool(getattr(a, "requires_grad", False)) for a in args)
+        outputs, residuals = decorated_fwd(ctx, *args, **kwargs)
+        tensors: list = []
+        layout: list = []
+        for i, value in enumerate(residuals):
+            if isinstance(value, torch.Tensor):
+                layout.append(("tensor", len(tensors)))
+                tensors.append(value)
+            elif i == saved_tensors_idx:
+                layout.append(("group", len(tensors), len(value)))
+                tensors.extend(value)
+            else:
+                layout.append(("value", value))
+        ctx.save_for_backward(*tensors)
+        ctx._inliner_layout = tuple(layout)
+        return outputs
+
+    def backward(ctx: Any, *grads: Any) -> Any:
+        saved = ctx.saved_tensors
+        residuals = []
+        for entry in ctx._inliner_layout:
+            if entry[0] == "tensor":
+                residuals.append(saved[entry[1]])
+            elif entry[0] == "group":
+                residuals.append(tuple(saved[entry[1] : entry[1] + entry[2]]))
+            else:
+                residuals.append(entry[1])
+        if bwd_needs_input_grad:
+            return bwd(tuple(residuals), *grads, needs_input_grad=ctx._inliner_needs_input_grad)
+        return bwd(tuple(residuals), *grads)
+
+    for decorator in reversed(backward_decorators):
+        backward = decorator(backward)
+    return type(
+        name,
+        (torch.autograd.Function,),
+        {"forward": staticmethod(forward), "backward": staticmethod(backward), "__module__": module, "__qualname__": name},
+    )
 
 
 def _locate(value: Any, args: tuple, flat_out: tuple) -> tuple:

@@ -1,0 +1,273 @@
+"""The import hook: flatten the named packages in memory as they are imported.
+
+For code that cannot or will not be rewritten on disk. Modelled on pytest's
+assertion-rewriting hook: a meta-path finder that claims only the modules it was
+asked for (and never ``inliner`` itself), hands every other import back to the
+normal machinery untouched, caches its bytecode next to the ``.pyc``
+(``inliner._hook_cache``) and compiles so that tracebacks show the lines the user
+wrote (``inliner._linemap``). Files on disk are never changed.
+
+    handle = inliner.hook.install(["mypkg", "other.sub"])   # or: with install(...):
+    handle.uninstall()
+
+``INLINER_HOOK=mypkg,other python script.py`` does the same with no code change,
+once ``python -m inliner.hook install-pth`` has put the start-up line in place.
+
+An import never fails because of the hook: what the engine cannot flatten is
+imported as written, with one ``InlinerHookWarning`` per module saying why.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import threading
+import warnings
+from importlib.machinery import ModuleSpec, SourceFileLoader
+from types import CodeType, ModuleType
+from typing import Iterable, Sequence
+
+from inliner import _hook_cache
+from inliner.diagnostics import Severity
+
+__all__ = [
+    "InlinerHookWarning",
+    "HookHandle",
+    "install",
+    "install_from_env",
+    "install_pth",
+    "uninstall_pth",
+]
+
+ENV_VAR = "INLINER_HOOK"
+# Never flattened: the hook, the engine and the runtime (and torch, which flattened
+# code imports through the runtime) must load as written.
+_NEVER = ("inliner", "torch")
+_busy = threading.local()  # set while the engine runs: what it imports loads as written
+
+
+class InlinerHookWarning(UserWarning):
+    """A module imported under the hook was not (fully) flattened; the message says why."""
+
+
+def _names(packages: str | Iterable[str]) -> tuple[str, ...]:
+    if isinstance(packages, str):
+        packages = packages.split(",")
+    names, never = [], []
+    for raw in packages:
+        name = raw.strip()
+        if not name:
+            continue
+        if not all(part.isidentifier() for part in name.split(".")):
+            raise ValueError(f"not a module name: {raw!r}")
+        (never if name.partition(".")[0] in _NEVER else names).append(name)
+    if never:
+        warnings.warn(
+            f"not hooked: {', '.join(never)} (inliner and torch always load as written)",
+            InlinerHookWarning,
+            stacklevel=3,
+        )
+    return tuple(dict.fromkeys(names))
+
+
+class _Finder:
+    """Meta-path finder: for a named module, wrap the spec the rest of ``sys.meta_path`` finds."""
+
+    def __init__(self, packages: tuple[str, ...], *, cache: bool) -> None:
+        self.packages = packages
+        self.cache = cache
+        self._roots = frozenset(name.partition(".")[0] for name in packages)
+        self._exact = frozenset(packages)
+        self._prefixes = tuple(name + "." for name in packages)
+
+    def wants(self, fullname: str) -> bool:
+        if fullname.partition(".")[0] not in self._roots:  # the fast path for every other import
+            return False
+        return fullname in self._exact or fullname.startswith(self._prefixes)
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if not self.wants(fullname):
+            return None
+        spec = self._spec_from_the_others(fullname, path, target)
+        if spec is None or type(spec.loader) is not SourceFileLoader or not spec.has_location:
+            return spec  # not a plain .py file (extension, namespace, zip...): as the others found it
+        spec.loader = _Loader(fullname, spec.loader.path, cache=self.cache)
+        spec.cached = _hook_cache.cache_path(spec.loader.path) if self.cache else None  # -> __cached__
+        return spec
+
+    def _spec_from_the_others(self, fullname: str, path, target) -> ModuleSpec | None:
+        """Ask the finders after this one, as the import system would if it returned None."""
+        meta_path = list(sys.meta_path)
+        start = meta_path.index(self) + 1 if self in meta_path else 0
+        for finder in meta_path[start:]:
+            if isinstance(finder, _Finder):
+                continue
+            find_spec = getattr(finder, "find_spec", None)
+            if find_spec is None:
+                continue
+            spec = find_spec(fullname, path, target)
+            if spec is not None:
+                return spec
+        return None
+
+    def invalidate_caches(self) -> None:
+        pass
+
+
+class _Loader(SourceFileLoader):
+    """A ``SourceFileLoader`` whose code is the flattened source (resources, ``get_source`` unchanged)."""
+
+    def __init__(self, fullname: str, path: str, *, cache: bool = True) -> None:
+        super().__init__(fullname, path)
+        self._use_cache = cache
+
+    def get_code(self, fullname: str) -> CodeType:
+        source_path = self.get_filename(fullname)
+        if getattr(_busy, "engine", False):
+            return super().get_code(fullname)
+        try:
+            st = os.stat(source_path)
+        except OSError:
+            return super().get_code(fullname)
+        cache_path = _hook_cache.cache_path(source_path) if self._use_cache else None
+        if cache_path is not None:
+            hit = _hook_cache.read(cache_path, st)
+            if hit is not None:
+                warning, code = hit
+                _warn(warning, source_path, fullname)
+                return code
+        data = self.get_data(source_path)
+        code, warning = _transform(data, source_path, self)
+        if cache_path is not None:
+            _hook_cache.write(cache_path, st, warning, code)
+        _warn(warning, source_path, fullname)
+        return code
+
+
+def _transform(data: bytes, source_path: str, loader: SourceFileLoader) -> tuple[CodeType, _hook_cache.CachedWarning]:
+    """Flatten and compile; on any trouble compile the file as written and say why.
+
+    A file Python itself cannot compile raises its own SyntaxError, as without the hook.
+    """
+    from inliner import engine
+    from inliner._linemap import compile_mapped
+
+    def as_written(reason: str, line: int = 1) -> tuple[CodeType, _hook_cache.CachedWarning]:
+        code = loader.source_to_code(data, source_path)
+        return code, (f"{reason}; imported as written", line)
+
+    _busy.engine = True
+    try:
+        source = importlib.util.decode_source(data)
+        result = engine.flatten(source, path=source_path)
+    except Exception as exc:  # an engine bug must not break the user's import
+        return as_written(f"inliner failed on this module ({type(exc).__name__}: {exc})")
+    finally:
+        _busy.engine = False
+    if result.error is not None:
+        return as_written(f"inliner could not read this module: {result.error}")
+    refused = [d for d in result.diagnostics if d.severity is not Severity.INFO]
+    warning = None
+    if refused:
+        what = "with the rest flattened" if result.changed else "as written"
+        lines = "\n".join(f"  {d.format()}" for d in refused)
+        names = ", ".join(dict.fromkeys(d.name or "?" for d in refused))
+        warning = (f"inliner left {names} untouched; imported {what}:\n{lines}", refused[0].line)
+    if not result.changed:
+        return loader.source_to_code(data, source_path), warning
+    try:
+        return compile_mapped(result.source, source, source_path), warning
+    except Exception as exc:  # the rewritten text does not compile: an engine bug
+        return as_written(f"inliner produced code that does not compile ({type(exc).__name__}: {exc})")
+
+
+def _warn(warning: _hook_cache.CachedWarning, source_path: str, fullname: str) -> None:
+    if warning is not None:
+        message, line = warning
+        warnings.warn_explicit(f"{fullname}: {message}", InlinerHookWarning, source_path, line, module=fullname)
+
+
+class HookHandle:
+    """What ``install`` returns: ``uninstall()`` it, or use it as a context manager."""
+
+    def __init__(self, finder: _Finder) -> None:
+        self._finder = finder
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        return self._finder.packages
+
+    @property
+    def installed(self) -> bool:
+        return any(f is self._finder for f in sys.meta_path)
+
+    def uninstall(self) -> None:
+        """Stop flattening new imports; modules already imported stay as they are."""
+        sys.meta_path[:] = [f for f in sys.meta_path if f is not self._finder]
+
+    def __enter__(self) -> "HookHandle":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.uninstall()
+
+    def __repr__(self) -> str:
+        state = "installed" if self.installed else "uninstalled"
+        return f"<inliner.hook.HookHandle {','.join(self.packages)} ({state})>"
+
+
+def install(packages: str | Iterable[str], *, cache: bool = True) -> HookHandle:
+    """Flatten ``packages`` (and their submodules) from now on, as they are imported.
+
+    ``packages`` is a list of dotted names or one comma-separated string. Modules
+    already imported are not re-imported; the hook warns about them.
+    ``cache=False`` neither reads nor writes the bytecode cache.
+    """
+    finder = _Finder(_names(packages), cache=cache)
+    already = sorted(name for name in list(sys.modules) if finder.wants(name))
+    if already:
+        warnings.warn(
+            f"already imported, so not flattened: {', '.join(already)}; install the hook before importing them",
+            InlinerHookWarning,
+            stacklevel=2,
+        )
+    sys.meta_path.insert(0, finder)
+    return HookHandle(finder)
+
+
+_from_env: HookHandle | None = None
+
+
+def install_from_env(environ: os._Environ | dict[str, str] | None = None) -> HookHandle | None:
+    """Install the hook for ``$INLINER_HOOK`` (comma-separated packages), once per process."""
+    global _from_env
+    value = (os.environ if environ is None else environ).get(ENV_VAR, "")
+    if not value.strip():
+        return None
+    if _from_env is not None and _from_env.installed:
+        return _from_env
+    _from_env = install(value)
+    return _from_env
+
+
+def install_pth(directory: str | os.PathLike[str] | None = None, *, user: bool = False):
+    """Write the start-up line that makes ``INLINER_HOOK`` work (see ``inliner._hook_pth``)."""
+    from inliner._hook_pth import install_pth as _install
+
+    return _install(directory, user=user)
+
+
+def uninstall_pth(directory: str | os.PathLike[str] | None = None, *, user: bool = False):
+    """Remove the start-up line written by ``install_pth``."""
+    from inliner._hook_pth import uninstall_pth as _uninstall
+
+    return _uninstall(directory, user=user)
+
+
+if __name__ == "__main__":
+    from inliner._hook_pth import main
+
+    sys.exit(main())

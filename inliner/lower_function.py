@@ -276,10 +276,18 @@ class _BodyRewriter(cst.CSTTransformer):
 class _CombinedLowering:
     """``forward(ctx, ...)`` + ``backward(ctx, *grads)``."""
 
-    def __init__(self, name: str, forward: cst.FunctionDef, backward: cst.FunctionDef) -> None:
+    def __init__(
+        self,
+        name: str,
+        forward: cst.FunctionDef,
+        backward: cst.FunctionDef,
+        output_items: tuple[str, list[str]] | None = None,
+    ) -> None:
         self.name = name
         self.forward = forward
         self.backward = backward
+        #: (returned name, names it is unpacked into): setup_context's `a, b = output`
+        self.output_items = output_items
 
     # -- entry ---------------------------------------------------------------
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
@@ -399,12 +407,11 @@ class _CombinedLowering:
         for use in calls:
             call = use.node
             assert isinstance(call, cst.Call)
+            code = "INL107" if use.attr.startswith("mark_") else "INL108"
             if not use.top_level:
-                raise Refuse(
-                    "INL107" if use.attr.startswith("mark_") else "INL108",
-                    f"class {name}: `{ctx}.{use.attr}` is called conditionally",
-                    call,
-                )
+                raise Refuse(code, f"class {name}: `{ctx}.{use.attr}` is called conditionally", call)
+            if any(pos < use.position for _, pos in facts.returns):
+                raise Refuse(code, f"class {name}: forward can return before `{ctx}.{use.attr}`", call)
             smalls[id(use.small)] = None
             if use.attr == "set_materialize_grads":
                 spec.materialize_grads = self._materialize_flag(call)
@@ -414,14 +421,15 @@ class _CombinedLowering:
                 spec.non_differentiable_idx = spec.non_differentiable_idx + self._nondiff(call, use, facts)
 
         # -- definite assignment at every return ------------------------------
+        # Keyed by residual, not by name: one name can back two residuals (saved and attr).
         defines: dict[int, set[str]] = {}
-        for r in residuals:
+        for i, r in enumerate(residuals):
             for d in r.defined_by:
-                defines.setdefault(d, set()).add(r.fwd_name)
+                defines.setdefault(d, set()).add(f"#{i}")
         body = self.forward.body
         assert isinstance(body, cst.IndentedBlock)
         at_return = definitely_assigned_at_returns(tuple(body.body), defines)
-        needed = {r.fwd_name for r in residuals if r.defined_by}
+        needed = {f"#{i}" for i, r in enumerate(residuals) if r.defined_by}
         falls_off = not always_returns(body.body)
         end_state = _end_state(tuple(body.body), defines) if falls_off else None
         for ret, _pos in facts.returns:
@@ -474,8 +482,8 @@ class _CombinedLowering:
     # -- helpers ---------------------------------------------------------------
     def _describe(self, missing: set[str], residuals: list[_Residual], ctx: str) -> str:
         parts = []
-        for r in residuals:
-            if r.fwd_name in missing:
+        for i, r in enumerate(residuals):
+            if f"#{i}" in missing:
                 parts.append(f"`{ctx}.{r.attr}`" if r.attr else "`save_for_backward`")
         parts = sorted(set(parts))
         return ", ".join(parts) + (" is" if len(parts) == 1 else " are")
@@ -559,6 +567,10 @@ class _CombinedLowering:
                 items = [el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else None for el in value.elements]
                 if any(isinstance(el, cst.StarredElement) for el in value.elements):
                     raise Refuse("INL107", f"class {self.name}: the outputs of forward are starred", ret)
+            elif isinstance(value, cst.Name) and self.output_items and value.value == self.output_items[0]:
+                items = list(self.output_items[1])
+                if any(len(facts.stores.get(m, [])) != 1 for m in marked):
+                    raise Refuse("INL107", f"class {self.name}: a marked output is rebound after unpacking", call)
             elif isinstance(value, cst.Name):
                 items = [value.value]
             else:
@@ -907,7 +919,15 @@ class _SetupContextLowering:
             params=params.with_changes(params=[cst.Param(cst.Name(ctx_name)), *params.params]),
             body=body.with_changes(body=new_body),
         )
-        fwd_def, bwd_def, spec = _CombinedLowering(name, combined, self.backward).lower(fwd_name, bwd_name)
+        output_items = next(
+            (
+                (out_var, names)
+                for st in renamed_setup.body
+                if (names := _unpacked_names(st, out_var)) is not None
+            ),
+            None,
+        )
+        fwd_def, bwd_def, spec = _CombinedLowering(name, combined, self.backward, output_items).lower(fwd_name, bwd_name)
         spec.fill_defaults = True
         return fwd_def, bwd_def, spec
 
@@ -925,6 +945,22 @@ def _unpacks_into(stmt: cst.BaseStatement, source: str, names: list[str]) -> boo
         return False
     got = [el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else None for el in target.elements]
     return got == names
+
+
+def _unpacked_names(stmt: cst.BaseStatement, source: str) -> list[str] | None:
+    """``a, b = source`` at top level -> ["a", "b"]."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return None
+    small = stmt.body[0]
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        return None
+    if not (isinstance(small.value, cst.Name) and small.value.value == source):
+        return None
+    target = small.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return None
+    names = [el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else "" for el in target.elements]
+    return names if all(names) else None
 
 
 def _stored_names(func: cst.FunctionDef) -> set[str]:

@@ -361,7 +361,10 @@ class _positions_from:
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         if isinstance(exc, Refuse) and exc.refusal.node is not None:
-            self.candidate.refusal_position = self.block.position(exc.refusal.node)
+            try:
+                self.candidate.refusal_position = self.block.position(exc.refusal.node)
+            except KeyError:
+                pass  # a node the lowering synthesized: report at the class name
         return False
 
 

@@ -2,7 +2,7 @@
 
 For code that cannot or will not be rewritten on disk. Modelled on pytest's
 assertion-rewriting hook: a meta-path finder that claims only the modules it was
-asked for (and never ``inliner`` itself), hands every other import back to the
+asked for (never ``inliner`` itself, nor the ``torch`` its output imports), hands every other import back to the
 normal machinery untouched, caches its bytecode next to the ``.pyc``
 (``inliner._hook_cache``) and compiles so that tracebacks show the lines the user
 wrote (``inliner._linemap``). Files on disk are never changed.
@@ -26,10 +26,9 @@ import threading
 import warnings
 from importlib.machinery import ModuleSpec, SourceFileLoader
 from types import CodeType, ModuleType
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from inliner import _hook_cache
-from inliner.diagnostics import Severity
 
 __all__ = [
     "InlinerHookWarning",
@@ -152,8 +151,9 @@ def _transform(data: bytes, source_path: str, loader: SourceFileLoader) -> tuple
 
     A file Python itself cannot compile raises its own SyntaxError, as without the hook.
     """
-    from inliner import engine
+    from inliner import engine  # only on a cache miss: a cache hit never loads the engine
     from inliner._linemap import compile_mapped
+    from inliner.diagnostics import Severity
 
     def as_written(reason: str, line: int = 1) -> tuple[CodeType, _hook_cache.CachedWarning]:
         code = loader.source_to_code(data, source_path)
@@ -241,7 +241,7 @@ def install(packages: str | Iterable[str], *, cache: bool = True) -> HookHandle:
 _from_env: HookHandle | None = None
 
 
-def install_from_env(environ: os._Environ | dict[str, str] | None = None) -> HookHandle | None:
+def install_from_env(environ: Mapping[str, str] | None = None) -> HookHandle | None:
     """Install the hook for ``$INLINER_HOOK`` (comma-separated packages), once per process."""
     global _from_env
     value = (os.environ if environ is None else environ).get(ENV_VAR, "")

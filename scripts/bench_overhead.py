@@ -1,0 +1,139 @@
+"""Benchmark: the rewritten flat callable against the original ``Function.apply``, side by side.
+
+Not a test (no thresholds are asserted anywhere): it prints numbers and ratios.
+
+- **eager**: per-call time of forward + backward on small tensors, where the
+  Python overhead of the call dominates. Original and rewrite run in interleaved
+  blocks (orig, new, new, orig, ...) so drift hits both alike. Times are CPU time of
+  this process (``time.process_time``; torch runs single-threaded here and the CPU
+  autograd engine runs in the calling thread), which a loaded machine disturbs far
+  less than wall time. The ratio reported is the median of the per-pair ratios.
+  Target: rewritten / original <= 1.05.
+- **inductor**: compile time (first forward + first backward after
+  ``torch._dynamo.reset()``, with inductor's FX-graph and AOT-autograd caches off
+  so each side really compiles) and step time (median forward + backward of the
+  compiled function). Target: the rewrite is no slower.
+
+Usage: python scripts/bench_overhead.py [--cases basic_linear,attrs_and_rebinding]
+       [--blocks 30] [--calls 200] [--compile-reps 3] [--no-inductor]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+import torch  # noqa: E402
+
+import tracer_cases as tc  # noqa: E402
+
+DEFAULT_CASES = "basic_linear,attrs_and_rebinding,needs_input_grad,early_return_group,double_backward"
+
+
+def _step(f, inputs, leaves, cot):
+    out = f(*inputs)
+    first = out[0] if isinstance(out, (tuple, list)) else out
+    torch.autograd.grad(first, leaves, cot, allow_unused=True)
+
+
+def _prepare(case: str, rewritten: bool):
+    f = tc.body(case, rewritten)
+    inputs = tc.make_inputs(case)
+    leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
+    out = f(*inputs)
+    first = out[0] if isinstance(out, (tuple, list)) else out
+    cot = torch.ones_like(first)
+    return f, inputs, leaves, cot
+
+
+def _time_block(f, inputs, leaves, cot, calls: int, clock=time.process_time) -> float:
+    start = clock()
+    for _ in range(calls):
+        _step(f, inputs, leaves, cot)
+    return (clock() - start) / calls
+
+
+def bench_eager(case: str, blocks: int, calls: int) -> tuple[float, float, float]:
+    """(median original per call, median rewritten per call, median of per-pair ratios)."""
+    sides = {rw: _prepare(case, rw) for rw in (False, True)}
+    for rw in (False, True):  # warm up both
+        _time_block(*sides[rw], calls)
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for block in range(blocks):
+        order = (False, True) if block % 2 == 0 else (True, False)
+        for rw in order:
+            times[rw].append(_time_block(*sides[rw], calls))
+    ratios = [n / o for o, n in zip(times[False], times[True])]
+    return statistics.median(times[False]), statistics.median(times[True]), statistics.median(ratios)
+
+
+def bench_inductor(case: str, reps: int, steps: int) -> dict[bool, tuple[float, float]]:
+    import torch._dynamo
+    import torch._inductor.config as inductor_config
+    import torch._functorch.config as functorch_config
+
+    inductor_config.fx_graph_cache = False
+    functorch_config.enable_autograd_cache = False
+    compile_times: dict[bool, list[float]] = {False: [], True: []}
+    step_times: dict[bool, list[float]] = {False: [], True: []}
+    for rep in range(reps):
+        order = (False, True) if rep % 2 == 0 else (True, False)
+        for rw in order:
+            f, inputs, leaves, cot = _prepare(case, rw)
+            torch._dynamo.reset()
+            compiled = torch.compile(f)
+            start = time.process_time()
+            _step(compiled, inputs, leaves, cot)
+            compile_times[rw].append(time.process_time() - start)
+            for _ in range(20):
+                _step(compiled, inputs, leaves, cot)
+            step_times[rw].append(_time_block(compiled, inputs, leaves, cot, steps))
+            torch._dynamo.reset()
+    return {rw: (statistics.median(compile_times[rw]), statistics.median(step_times[rw])) for rw in (False, True)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default=DEFAULT_CASES)
+    parser.add_argument("--blocks", type=int, default=30)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--compile-reps", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--no-inductor", action="store_true")
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(1)
+    cases = [c for c in args.cases.split(",") if c]
+
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s)")
+    print()
+    print("eager forward+backward per call (median of interleaved blocks)")
+    print(f"{'case':24} {'original':>12} {'rewritten':>12} {'ratio':>7}")
+    ratios = []
+    for case in cases:
+        orig, new, ratio = bench_eager(case, args.blocks, args.calls)
+        ratios.append(ratio)
+        print(f"{case:24} {orig * 1e6:10.1f}us {new * 1e6:10.1f}us {ratio:7.3f}")
+    print(f"{'geometric mean':24} {'':>12} {'':>12} {statistics.geometric_mean(ratios):7.3f}   (target <= 1.05)")
+
+    if not args.no_inductor:
+        print()
+        print("inductor: compile time (first fwd+bwd) and step time (fwd+bwd), medians")
+        print(f"{'case':24} {'compile orig':>13} {'compile new':>12} {'ratio':>7} {'step orig':>11} {'step new':>10} {'ratio':>7}")
+        for case in cases:
+            result = bench_inductor(case, args.compile_reps, args.steps)
+            (co, so), (cn, sn) = result[False], result[True]
+            print(
+                f"{case:24} {co:12.2f}s {cn:11.2f}s {cn / co:7.3f} {so * 1e6:9.1f}us {sn * 1e6:8.1f}us {sn / so:7.3f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

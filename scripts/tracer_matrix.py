@@ -1,0 +1,244 @@
+"""Run the tracer matrix (original vs rewritten) over the golden cases and print it as Markdown.
+
+Rows are tracers, columns the original and the rewritten code; a cell counts the
+drivers (tests/tracer_cases.py: one per golden case, a few cases have two) that
+pass, and names the commonest failure reasons. The thunder rows run in this
+interpreter when lightning-thunder imports, else in ``--thunder-python`` (the venv
+that scripts/thunder_env.sh builds), else they are reported as not run.
+
+Usage:
+  python scripts/tracer_matrix.py [--thunder-python /tmp/thunder-venv/bin/python]
+                                  [--rows compile_capture,export] [--update-readme]
+  python scripts/tracer_matrix.py --json --rows thunder_jit,thunderfx   (machine-readable)
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+README = ROOT / "README.md"
+START, END = "<!-- tracer-matrix:start -->", "<!-- tracer-matrix:end -->"
+
+ROW_LABELS = {
+    "eager": "eager (outputs and gradients)",
+    "compile_capture": "`torch.compile`, capturing backend: no `torch.ops.higher_order`, one call node",
+    "compile_aot_eager": '`torch.compile(backend="aot_eager")`: gradients',
+    "compile_inductor": "`torch.compile` (inductor): gradients",
+    "func_grad": "`torch.func.grad`",
+    "func_vjp": "`torch.func.vjp`",
+    "func_jacrev": "`torch.func.jacrev`",
+    "vmap": "`torch.vmap` (where the original declares a vmap rule)",
+    "fx_symbolic_trace": "`torch.fx.symbolic_trace`: leaf node, custom backward kept",
+    "export": "`torch.export.export` (non-strict)",
+    "export_strict": "`torch.export.export(strict=True)`",
+    "thunder_jit": "`thunder.jit`: gradients, forward spelled out, no `autograd_function_apply`",
+    "thunderfx": "`thunderfx`: gradients, no `autograd_function_apply` reaches thunder",
+}
+# Why the rewrite fails where it does (measured; see the tests for the pinned reasons).
+WHY = {
+    **{
+        (row, "same_tensor_twice"): "torch.func's custom_function_call routes the two cotangents of one "
+        "tensor returned twice differently from eager autograd; the combined-style original cannot run under torch.func"
+        for row in ("func_grad", "func_vjp", "func_jacrev")
+    },
+    ("fx_symbolic_trace", "amp_decorators/autocast"): "fx does not record the autocast context manager; not applicable",
+    ("export_strict", "amp_decorators/autocast"): "strict export traces the opaque call outside autocast, so "
+    "`custom_fwd(cast_inputs=float32)` is skipped and the output is bfloat16",
+    ("thunderfx", "mark_dirty"): "thunder's splitter sends the flat call to its inductor fallback, where the dirty "
+    "tensor is a region input: AOTAutograd's input-mutation handling drops the custom backward (torch 2.13 drops it "
+    "for the original too)",
+    ("thunderfx", "hop_dump_dirty"): "same as `mark_dirty`",
+}
+TORCH_ROWS = [r for r in ROW_LABELS if not r.startswith("thunder")]
+THUNDER_ROWS = ["thunder_jit", "thunderfx"]
+
+
+def _category(reason: str) -> str:
+    """A short, stable label for a failure reason."""
+    table = [
+        ("autograd_function_apply reaches thunder", "`autograd_function_apply` reaches thunder"),
+        ("torch.ops.higher_order.autograd_function_apply", "graph holds `autograd_function_apply`"),
+        ("must override the setup_context", "combined style rejected by torch.func"),
+        ("does not have vmap support", "no vmap rule"),
+        ("custom backward dropped", "custom backward dropped"),
+        ("gradients differ", "wrong gradients"),
+        ("outputs differ", "wrong outputs"),
+        ("has 2 proxies but expected 1", "thunder 0.2.6 takes one-output Functions only"),
+        ("autocast_exit", "thunder: autocast around a Function"),
+        ("object has no attribute 'replace_name'", "thunder: a non-tensor output"),
+        ("Trying to add the name grad_", "thunder: one tensor returned twice"),
+        ("Cycle detected in swap map", "thunder: in-place on an input"),
+        ("UnboundLocalError", "thunder: a tensor kept as a ctx attribute"),
+        ("AttributeError: mark_dirty", "thunder: no `ctx.mark_dirty`"),
+        ("AttributeError: set_materialize_grads", "thunder: no `ctx.set_materialize_grads`"),
+        ("AttributeError: mark_non_differentiable", "thunder: no `ctx.mark_non_differentiable`"),
+        ("AttributeError: needs_input_grad", "thunder: no `ctx.needs_input_grad`"),
+        ("AttributeError: exp", "thunder: setup_context style"),
+        ("backward or vjp method", "thunder: `vjp` spelling"),
+        ("Expected dtype thunder.dtypes.bfloat16", "thunder: autocast dtype"),
+        ("KeyError: 'autograd_function_apply'", "thunder: `autograd_function_apply` KeyError"),
+        ("BackendCompilerFailed", "thunder backend failed"),
+        ("Placeholder node not found", "dynamo: placeholder error"),
+        ("Observed exception", "dynamo: setup_context defaults not filled"),
+        ("Length mismatch when unpacking", "dynamo: setup_context defaults not filled"),
+        ("Unsupported custom vjp", "dynamo: `vjp` spelling"),
+        ("context `mark_dirty`", "dynamo: `mark_dirty` unsupported"),
+        ("Proxy object cannot be iterated", "fx: autocast region"),
+        ("expected m1 and m2 to have the same dtype", "fx: autocast not recorded"),
+        ("mark_dirty can only accept variables", "fx: `mark_dirty` on a proxy"),
+        ("mark_non_differentiable only accepts variable", "fx: `mark_non_differentiable` on a proxy"),
+    ]
+    for needle, label in table:
+        if needle in reason:
+            return label
+    text = re.sub(r"<[^>]*>", "", reason)
+    return text.split(":")[0] + ": " + ":".join(text.split(":")[1:]).strip()[:50] if ":" in text else text[:60]
+
+
+def collect(rows: list[str]) -> dict[str, dict[str, dict[str, dict]]]:
+    """{row: {driver: {"original"|"rewritten": {"ok", "reason", "na"}}}}."""
+    import tracer_cases as tc
+
+    results: dict[str, dict[str, dict[str, dict]]] = {}
+    for row in rows:
+        results[row] = {}
+        for driver in sorted(tc.DRIVERS):
+            if row == "vmap" and not tc.DRIVERS[driver].vmap_rule:
+                continue
+            cell = {}
+            for side, rewritten in (("original", False), ("rewritten", True)):
+                outcome = tc.run(row, driver, rewritten)
+                cell[side] = {"ok": outcome.ok, "reason": outcome.reason, "na": outcome.na}
+            results[row][driver] = cell
+            print(f"  {row:18} {driver:36} {cell['original']['ok']!s:5} {cell['rewritten']['ok']!s:5}", file=sys.stderr)
+    return results
+
+
+def _cell(per_driver: dict[str, dict], side: str) -> str:
+    outcomes = [v[side] for v in per_driver.values() if not v[side]["na"]]
+    if not outcomes:
+        return "n/a"
+    passed = sum(o["ok"] for o in outcomes)
+    text = f"{passed}/{len(outcomes)}"
+    if passed == len(outcomes):
+        return f"**{text}**"
+    reasons = collections.Counter(_category(o["reason"]) for o in outcomes if not o["ok"])
+    listed = "; ".join(f"{n}× {r}" for r, n in reasons.most_common(3))
+    more = "" if len(reasons) <= 3 else "; …"
+    return f"{text} (fails: {listed}{more})"
+
+
+def render(results: dict, versions: dict[str, str], not_driven: dict[str, str]) -> str:
+    lines = [
+        "Measured by `python scripts/tracer_matrix.py` over the executable golden cases "
+        f"(one driver per case, a few cases have two; {versions['drivers']} drivers). "
+        "A cell counts the drivers that pass; the original column counts only drivers whose "
+        "original is an `autograd.Function` (not a dumped `autograd_function_apply` graph). "
+        f"torch rows: torch {versions['torch']}; thunder rows: {versions.get('thunder', 'not run')}. "
+        "Each rewritten-column claim is a test: tests/test_tracers.py (torch rows; it also passes on "
+        "torch 2.9.1) and tests/test_thunder.py (marker `thunder`; `bash scripts/thunder_env.sh` builds its "
+        "venv). Regenerate with `python scripts/tracer_matrix.py --thunder-python /tmp/thunder-venv/bin/python "
+        "--update-readme`.",
+        "",
+        "| tracer | original | rewritten |",
+        "| --- | --- | --- |",
+    ]
+    for row, label in ROW_LABELS.items():
+        if row not in results:
+            lines.append(f"| {label} | not run | not run |")
+            continue
+        lines.append(f"| {label} | {_cell(results[row], 'original')} | {_cell(results[row], 'rewritten')} |")
+    failures = [
+        (row, driver, cell["rewritten"]["reason"])
+        for row, per in results.items()
+        for driver, cell in per.items()
+        if not cell["rewritten"]["ok"] and not (row == "vmap")
+    ]
+    if failures:
+        lines += [
+            "",
+            "Where the rewrite fails (each pinned with its measured reason in tests/test_tracers.py or "
+            "tests/test_thunder.py; the original fails these too unless marked *original passes*):",
+            "",
+        ]
+        for row, driver, reason in failures:
+            cell = results[row][driver]["original"]
+            note = " — *original passes*" if cell["ok"] else ("" if not cell["na"] else " — no Function original")
+            why = WHY.get((row, driver), "")
+            lines.append(f"- {row}, `{driver}`: {_category(reason)}{note}{'. ' + why if why else ''}")
+    if not_driven:
+        lines += ["", f"Not traced ({len(not_driven)}): " + ", ".join(f"`{k}`" for k in sorted(not_driven)) + " (left untouched by the engine, or no gradient to compare)."]
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(text: str) -> None:
+    readme = README.read_text()
+    start, end = readme.index(START) + len(START), readme.index(END)
+    README.write_text(readme[:start] + "\n" + text + readme[end:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default=",".join(TORCH_ROWS + THUNDER_ROWS))
+    parser.add_argument("--thunder-python", help="a python with lightning-thunder, for the thunder rows")
+    parser.add_argument("--json", action="store_true", help="print the raw results as JSON")
+    parser.add_argument("--update-readme", action="store_true")
+    parser.add_argument("--save", help="also write the raw results (JSON) to this file")
+    parser.add_argument("--load", help="render results saved with --save instead of running")
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+
+    import torch
+
+    import tracer_cases as tc
+
+    rows = [r for r in args.rows.split(",") if r]
+    versions = {"torch": torch.__version__, "drivers": str(len(tc.DRIVERS))}
+    if args.load:
+        saved = json.loads(Path(args.load).read_text())
+        text = render(saved["results"], saved["versions"], tc.NOT_DRIVEN)
+        print(text)
+        if args.update_readme:
+            update_readme(text)
+        return 0
+    local = [r for r in rows if r not in THUNDER_ROWS or tc.thunder_available()]
+    results = collect(local)
+    thunder_wanted = [r for r in rows if r in THUNDER_ROWS and r not in local]
+    if tc.thunder_available() and any(r in THUNDER_ROWS for r in rows):
+        import thunder
+
+        versions["thunder"] = f"lightning-thunder {thunder.__version__}, torch {torch.__version__}"
+    elif thunder_wanted and args.thunder_python:
+        proc = subprocess.run(
+            [args.thunder_python, __file__, "--json", "--rows", ",".join(thunder_wanted)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        remote = json.loads(proc.stdout)
+        results.update(remote["results"])
+        versions["thunder"] = remote["versions"]["thunder"]
+    if args.save:
+        Path(args.save).write_text(json.dumps({"results": results, "versions": versions}))
+    if args.json:
+        print(json.dumps({"results": results, "versions": versions}))
+        return 0
+    text = render(results, versions, tc.NOT_DRIVEN)
+    print(text)
+    if args.update_readme:
+        update_readme(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

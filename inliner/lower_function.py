@@ -726,6 +726,9 @@ class _CombinedLowering:
             else:
                 raise Refuse("INL100", f"class {name}: backward reads `{ctx}.{use.attr}`, which forward never sets", use.node)
         spec.bwd_needs_input_grad = needs_input_grad
+        reads_saved = any(u.kind == "read" and u.attr in ("saved_tensors", "saved_variables") for u in facts.ctx_uses)
+        if not reads_saved and (spec.saved_for_backward_idx or spec.saved_tensors_idx is not None):
+            spec.bwd_reads_saved = False  # unpacking would run a version check the original never ran
 
         new_backward = self.backward.visit(_BodyRewriter(smalls, attributes, {}))
         assert isinstance(new_backward, cst.FunctionDef)

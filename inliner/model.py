@@ -26,6 +26,7 @@ class VJPSpec:
     forward_decorators: tuple[cst.BaseExpression, ...] = ()
     backward_decorators: tuple[cst.BaseExpression, ...] = ()
     bwd_needs_input_grad: bool = False
+    bwd_reads_saved: bool = True
     generate_vmap_rule: cst.BaseExpression | None = None
     vmap: str | None = None  # name of an emitted function
 

@@ -27,8 +27,12 @@ This module must not import libcst or black: rewritten code pays only for torch.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import inspect
+import sys
 import threading
+import weakref
 from typing import Any, Callable, Iterable, Sequence
 
 import torch
@@ -137,6 +141,7 @@ def _combined_carrier_methods(
     dirty: tuple[int, ...],
     materialize_grads: bool,
     bwd_needs_input_grad: bool,
+    bwd_reads_saved: bool = True,
 ) -> tuple[Callable, Callable]:
     """Straight-line ``forward(ctx, <fwd's parameters>)`` and ``backward(ctx, *grads)``.
 
@@ -178,7 +183,7 @@ def _combined_carrier_methods(
     forward.__qualname__ = fwd.__qualname__
 
     extra = ", needs_input_grad=ctx.needs_input_grad" if bwd_needs_input_grad else ""
-    if cleared:
+    if cleared and bwd_reads_saved:
         lines = ["__res = list(ctx._inliner_plain)", "__saved = ctx.saved_tensors"]
         lines.extend(f"__res[{i}] = __saved[{k}]" for k, i in enumerate(saved_idx))
         if saved_tensors_idx is not None:
@@ -193,12 +198,23 @@ def _combined_carrier_methods(
 
 
 class FlatFunction:
-    """Marker base for documentation; the flat callable is a plain function with these attributes."""
+    """Documentation of what ``custom_vjp`` returns: a plain function with these attributes."""
 
-    fwd: Callable
-    bwd: Callable
-    apply: Callable
-    function: type
+    fwd: Callable  # the flat forward
+    bwd: Callable  # the flat backward
+    apply: Callable  # the function itself, so ``Name.apply(...)`` keeps working
+    carriers: Callable[[], "Carriers"]  # the autograd.Function carriers, built on first use
+
+
+class Carriers:
+    """The carriers of one flat function (see the module docstring)."""
+
+    __slots__ = ("eager", "functorch", "thunder")
+
+    def __init__(self, eager: type, functorch: type, thunder: type) -> None:
+        self.eager = eager
+        self.functorch = functorch
+        self.thunder = thunder
 
 
 def custom_vjp(
@@ -215,6 +231,7 @@ def custom_vjp(
     forward_decorators: Sequence[Callable] = (),
     backward_decorators: Sequence[Callable] = (),
     bwd_needs_input_grad: bool = False,
+    bwd_reads_saved: bool = True,
     generate_vmap_rule: bool = False,
     vmap: Callable | None = None,
     attributes: dict[str, Any] | None = None,
@@ -233,17 +250,96 @@ def custom_vjp(
     - ``forward_decorators`` / ``backward_decorators``: the original's decorators, in
       source order (``custom_fwd``, ``custom_bwd``, ``once_differentiable``...).
     - ``bwd_needs_input_grad``: pass ``needs_input_grad=ctx.needs_input_grad`` to bwd.
+    - ``bwd_reads_saved=False``: the original backward never read ``ctx.saved_tensors``,
+      so neither does the carrier (reading runs the version check); those residual slots
+      reach bwd as None.
+
+    Nothing is built here but the flat function: the carriers are made on its first
+    call, so importing a module with many flattened Functions stays cheap.
     """
-    saved_idx = tuple(saved_for_backward_idx)
-    nondiff = tuple(non_differentiable_idx)
-    dirty = tuple(dirty_idx)
+    spec = _Spec(
+        fwd=fwd,
+        bwd=bwd,
+        name=name,
+        module=getattr(fwd, "__module__", __name__),
+        saved_idx=tuple(saved_for_backward_idx),
+        saved_tensors_idx=saved_tensors_idx,
+        nondiff=tuple(non_differentiable_idx),
+        dirty=tuple(dirty_idx),
+        materialize_grads=materialize_grads,
+        fill_defaults=fill_defaults,
+        forward_decorators=tuple(forward_decorators),
+        backward_decorators=tuple(backward_decorators),
+        bwd_needs_input_grad=bwd_needs_input_grad,
+        bwd_reads_saved=bwd_reads_saved,
+        generate_vmap_rule=generate_vmap_rule,
+        vmap=vmap,
+    )
+    built: list[Carriers] = []
+    plain_types = _PLAIN_TYPES
+    functorch_active = torch._C._are_functorch_transforms_active
+
+    def carriers() -> Carriers:
+        if not built:
+            built.append(_build_carriers(spec))
+        return built[0]
+
+    def flat(*args: Any, **kwargs: Any) -> Any:
+        # Fast path: plain tensors and scalars, no keywords, no torch.func transform.
+        if not kwargs:
+            for arg in args:
+                if type(arg) not in plain_types:
+                    break
+            else:
+                if not functorch_active():
+                    return (built[0] if built else carriers()).eager.apply(*args)
+        return dispatch(args, kwargs)
+
+    def dispatch(args: tuple, kwargs: dict) -> Any:
+        proxy = _find_proxy((args, kwargs))
+        if proxy is not None:
+            if isinstance(proxy, torch.fx.Proxy):
+                return proxy.tracer.create_proxy("call_function", flat, args, kwargs)
+            return carriers().thunder.apply(*args, **kwargs)
+        if functorch_active():
+            return carriers().functorch.apply(*args, **kwargs)
+        return carriers().eager.apply(*args, **kwargs)
+
+    flat.__name__ = name
+    flat.__qualname__ = name
+    flat.__module__ = spec.module
+    flat.__doc__ = getattr(fwd, "__doc__", None)
+    flat.fwd = fwd  # type: ignore[attr-defined]
+    flat.bwd = bwd  # type: ignore[attr-defined]
+    flat.apply = flat  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
+    flat.carriers = carriers  # type: ignore[attr-defined]
+    for key, value in (attributes or {}).items():
+        setattr(flat, key, value)
+    _allow_in_graph(flat)
+    return flat
+
+
+class _Spec:
+    """The static facts ``custom_vjp`` was given, kept until the carriers are built."""
+
+    def __init__(self, **facts: Any) -> None:
+        self.__dict__.update(facts)
+
+
+def _build_carriers(spec: Any) -> Carriers:
+    fwd, bwd, name = spec.fwd, spec.bwd, spec.name
+    saved_idx, saved_tensors_idx = spec.saved_idx, spec.saved_tensors_idx
+    nondiff, dirty = spec.nondiff, spec.dirty
+    materialize_grads = spec.materialize_grads
+    bwd_needs_input_grad = spec.bwd_needs_input_grad
+    reads_saved = spec.bwd_reads_saved
     slot = threading.local()
 
     def call_fwd(holder: _CtxStandIn, *args: Any, **kwargs: Any) -> Any:
         return fwd(*args, **kwargs)
 
     decorated_fwd = call_fwd
-    for decorator in reversed(forward_decorators):
+    for decorator in reversed(spec.forward_decorators):
         decorated_fwd = decorator(decorated_fwd)
 
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -251,16 +347,15 @@ def custom_vjp(
         outputs, residuals = decorated_fwd(holder, *args, **kwargs)
         residuals = tuple(residuals)
         flat_out = _flat_outputs(outputs)
-        # Residuals that are inputs or outputs are re-bound by position in every
-        # setup_context call (torch.func calls it once per transform level with
-        # differently wrapped tensors); everything else is kept as the object.
-        recipe = []
-        for value in residuals:
-            recipe.append(_locate(value, args, flat_out))
+        # Residuals that are inputs or outputs (also inside tuples and lists) are
+        # re-bound by position in every setup_context call: torch.func calls it once
+        # per transform level with differently wrapped tensors. Everything else is
+        # kept as the object.
+        recipe = tuple(_locate(value, args, flat_out) for value in residuals)
         group = None
         if saved_tensors_idx is not None:
             group = tuple(_locate(v, args, flat_out) for v in residuals[saved_tensors_idx])
-        slot.value = (tuple(recipe), group, dict(vars(holder)))
+        slot.value = (recipe, group, dict(vars(holder)))
         return outputs
 
     def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
@@ -292,7 +387,7 @@ def custom_vjp(
 
     def backward(ctx: Any, *grads: Any) -> Any:
         residuals = list(ctx._inliner_plain)
-        if saved_idx or ctx._inliner_group:
+        if reads_saved and (saved_idx or ctx._inliner_group):
             saved = ctx.saved_tensors
             for k, i in enumerate(saved_idx):
                 residuals[i] = saved[k]
@@ -303,11 +398,11 @@ def custom_vjp(
         return bwd(tuple(residuals), *grads)
 
     decorated_bwd = backward
-    for decorator in reversed(backward_decorators):
+    for decorator in reversed(spec.backward_decorators):
         decorated_bwd = decorator(decorated_bwd)
 
     forward = _forward_with_signature(fwd, run)
-    if not fill_defaults:
+    if not spec.fill_defaults:
         # The combined style does not fill forward's defaults before apply.
         forward.__signature__ = inspect.Signature(
             [
@@ -320,18 +415,18 @@ def custom_vjp(
         "forward": staticmethod(forward),
         "setup_context": staticmethod(setup_context),
         "backward": staticmethod(decorated_bwd),
-        "generate_vmap_rule": generate_vmap_rule,
-        "__module__": getattr(fwd, "__module__", __name__),
+        "generate_vmap_rule": spec.generate_vmap_rule,
+        "__module__": spec.module,
         "__qualname__": name,
     }
-    if vmap is not None:
-        namespace["vmap"] = staticmethod(vmap)
-    carrier = type(name, (torch.autograd.Function,), namespace)
+    if spec.vmap is not None:
+        namespace["vmap"] = staticmethod(spec.vmap)
+    functorch = type(name, (torch.autograd.Function,), namespace)
 
-    if fill_defaults:
+    if spec.fill_defaults:
         # A setup_context-style original: its own apply binds defaults and runs
         # setup_context, so the setup_context carrier *is* the eager carrier.
-        eager = carrier
+        eager = functorch
     else:
         eager_forward, eager_backward = _combined_carrier_methods(
             fwd,
@@ -342,10 +437,11 @@ def custom_vjp(
             dirty=dirty,
             materialize_grads=materialize_grads,
             bwd_needs_input_grad=bwd_needs_input_grad,
+            bwd_reads_saved=reads_saved,
         )
-        for decorator in reversed(forward_decorators):
+        for decorator in reversed(spec.forward_decorators):
             eager_forward = decorator(eager_forward)
-        for decorator in reversed(backward_decorators):
+        for decorator in reversed(spec.backward_decorators):
             eager_backward = decorator(eager_backward)
         eager = type(
             name,
@@ -353,59 +449,20 @@ def custom_vjp(
             {
                 "forward": staticmethod(eager_forward),
                 "backward": staticmethod(eager_backward),
-                "__module__": namespace["__module__"],
+                "__module__": spec.module,
                 "__qualname__": name,
             },
         )
-    thunder_carrier = _thunder_carrier(
+    thunder = _thunder_carrier(
         name,
-        namespace["__module__"],
+        spec.module,
         decorated_fwd,
         bwd,
         saved_tensors_idx=saved_tensors_idx,
-        backward_decorators=backward_decorators,
+        backward_decorators=spec.backward_decorators,
         bwd_needs_input_grad=bwd_needs_input_grad,
     )
-
-    eager_apply = eager.apply
-    plain_types = _PLAIN_TYPES
-    functorch_active = torch._C._are_functorch_transforms_active
-
-    def flat(*args: Any, **kwargs: Any) -> Any:
-        # Fast path: plain tensors and scalars, no keywords, no torch.func transform.
-        if not kwargs:
-            for arg in args:
-                if type(arg) not in plain_types:
-                    break
-            else:
-                if not functorch_active():
-                    return eager_apply(*args)
-        return dispatch(args, kwargs)
-
-    def dispatch(args: tuple, kwargs: dict) -> Any:
-        proxy = _find_proxy((args, kwargs))
-        if proxy is not None:
-            if isinstance(proxy, torch.fx.Proxy):
-                return proxy.tracer.create_proxy("call_function", flat, args, kwargs)
-            return thunder_carrier.apply(*args, **kwargs)
-        if functorch_active():
-            return carrier.apply(*args, **kwargs)
-        return eager.apply(*args, **kwargs)
-
-    flat.__name__ = name
-    flat.__qualname__ = name
-    flat.__module__ = namespace["__module__"]
-    flat.__doc__ = getattr(fwd, "__doc__", None)
-    flat.fwd = fwd  # type: ignore[attr-defined]
-    flat.bwd = bwd  # type: ignore[attr-defined]
-    flat.apply = flat  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
-    flat.function = eager  # type: ignore[attr-defined]  # its _backward_cls is the grad_fn type in eager
-    flat.functorch_function = carrier  # type: ignore[attr-defined]
-    flat.thunder_function = thunder_carrier  # type: ignore[attr-defined]
-    for key, value in (attributes or {}).items():
-        setattr(flat, key, value)
-    _allow_in_graph(flat)
-    return flat
+    return Carriers(eager, functorch, thunder)
 
 
 def _thunder_carrier(
@@ -471,6 +528,8 @@ def _thunder_carrier(
 
 
 def _locate(value: Any, args: tuple, flat_out: tuple) -> tuple:
+    """How to find ``value`` again in a later setup_context call: as an input, an output,
+    a tuple/list of such, or the object itself."""
     if isinstance(value, torch.Tensor):
         for i, arg in enumerate(args):
             if value is arg:
@@ -478,6 +537,10 @@ def _locate(value: Any, args: tuple, flat_out: tuple) -> tuple:
         for j, out in enumerate(flat_out):
             if value is out:
                 return ("output", j, value)
+    elif type(value) in (tuple, list):
+        steps = tuple(_locate(v, args, flat_out) for v in value)
+        if any(step[0] != "value" for step in steps):
+            return (type(value).__name__, steps, value)
     return ("value", None, value)
 
 
@@ -487,13 +550,71 @@ def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:
         return inputs[index]
     if kind == "output" and index < len(flat_out):
         return flat_out[index]
+    if kind == "tuple":
+        return tuple(_resolve(s, inputs, flat_out) for s in index)
+    if kind == "list":
+        return [_resolve(s, inputs, flat_out) for s in index]
     return value
 
 
+_pending_allow_in_graph: "weakref.WeakSet[Callable]" = weakref.WeakSet()
+_watcher_installed = False
+
+
 def _allow_in_graph(fn: Callable) -> None:
-    """Make dynamo emit one plain call node for ``fn`` instead of tracing into it."""
-    try:
-        import torch._dynamo
-    except Exception:  # pragma: no cover - a torch without dynamo
+    """Make dynamo emit one plain call node for ``fn`` instead of tracing into it.
+
+    Importing ``torch._dynamo`` costs about two seconds, so when it is not loaded yet
+    the registration waits until something (``torch.compile``) imports it.
+    """
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is not None and hasattr(dynamo, "allow_in_graph"):
+        dynamo.allow_in_graph(fn)
         return
-    torch._dynamo.allow_in_graph(fn)
+    _pending_allow_in_graph.add(fn)
+    _watch_for_dynamo()
+
+
+def _flush_pending(dynamo: Any) -> None:
+    for fn in list(_pending_allow_in_graph):
+        dynamo.allow_in_graph(fn)
+    _pending_allow_in_graph.clear()
+
+
+class _DynamoWatcher(importlib.abc.MetaPathFinder):
+    """Runs the pending ``allow_in_graph`` registrations right after ``torch._dynamo`` loads."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != "torch._dynamo":
+            return None
+        sys.meta_path.remove(self)
+        global _watcher_installed
+        _watcher_installed = False
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _FlushingLoader(spec.loader)
+        return spec
+
+
+class _FlushingLoader(importlib.abc.Loader):
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self._loader.exec_module(module)
+        module.__loader__ = module.__spec__.loader = self._loader
+        _flush_pending(module)
+
+    def __getattr__(self, name: str) -> Any:  # get_source, get_code, is_package...
+        return getattr(self._loader, name)
+
+
+def _watch_for_dynamo() -> None:
+    global _watcher_installed
+    if not _watcher_installed:
+        sys.meta_path.insert(0, _DynamoWatcher())
+        _watcher_installed = True

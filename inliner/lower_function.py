@@ -16,7 +16,7 @@ import libcst as cst
 
 from inliner.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
 from inliner.model import CustomVJP, Refuse, VJPSpec
-from inliner.names import fresh, names_in, rename, snake_case
+from inliner.names import fresh, names_in, rename, snake_case, unpack_statement
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
@@ -742,9 +742,7 @@ class _CombinedLowering:
             params = params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, cst.Param(cst.Name("needs_input_grad"))])
         body = list(new_backward.body.body)
         if residuals:
-            unpack_stmt = cst.SimpleStatementLine(
-                [cst.Assign([cst.AssignTarget(_unpack_target([r.bwd_name for r in residuals]))], cst.Name(residuals_name))]
-            )
+            unpack_stmt = unpack_statement([r.bwd_name for r in residuals], residuals_name)
             body.insert(_after_docstring(body), unpack_stmt)
         if not body:
             body = [cst.SimpleStatementLine([cst.Pass()])]
@@ -754,12 +752,6 @@ class _CombinedLowering:
             body=new_backward.body.with_changes(body=body),
             leading_lines=self.backward.leading_lines,
         )
-
-
-def _unpack_target(names: list[str]) -> cst.BaseAssignTargetExpression:
-    if len(names) == 1:
-        return cst.Tuple([cst.Element(cst.Name(names[0]))], lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
 
 
 def _assign(targets: list[str], values: list[cst.BaseExpression]) -> cst.Assign:
@@ -900,7 +892,7 @@ class _SetupContextLowering:
         renamed_setup = rename(setup_body, mapping) if mapping else setup_body
         if not rebinds_params and not isinstance(params.star_arg, cst.Param):
             # `x, scale = inputs` re-binds forward's own parameters to themselves: drop it.
-            kept = [st for st in renamed_setup.body if not _unpacks_into(st, in_var, positional)]
+            kept = [st for st in renamed_setup.body if _unpacked_names(st, in_var) != positional]
             renamed_setup = renamed_setup.with_changes(body=kept)
         inputs_stmt = cst.SimpleStatementLine(
             [cst.Assign([cst.AssignTarget(cst.Name(in_var))], cst.Tuple(input_elements))]
@@ -933,21 +925,6 @@ class _SetupContextLowering:
         fwd_def, bwd_def, spec = _CombinedLowering(name, combined, self.backward, output_items).lower(fwd_name, bwd_name)
         spec.fill_defaults = True
         return fwd_def, bwd_def, spec
-
-
-def _unpacks_into(stmt: cst.BaseStatement, source: str, names: list[str]) -> bool:
-    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
-        return False
-    small = stmt.body[0]
-    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
-        return False
-    if not (isinstance(small.value, cst.Name) and small.value.value == source):
-        return False
-    target = small.targets[0].target
-    if not isinstance(target, (cst.Tuple, cst.List)):
-        return False
-    got = [el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else None for el in target.elements]
-    return got == names
 
 
 def _unpacked_names(stmt: cst.BaseStatement, source: str) -> list[str] | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from inliner.model import CustomVJP, Refuse, VJPSpec
-from inliner.names import dotted, fresh, names_in
+from inliner.names import dotted, fresh, names_in, snake_case, unpack_statement
 
 HOP_NAMES = frozenset(
     {
@@ -81,21 +81,13 @@ def lower_hop(
         # variables get no gradient slot, so bwd answers None for them.
         bwd_body = _append_nones(bwd_body, extra_nones, name, bwd)
 
-    base = re.sub(r"\W", "_", name)
-    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", base).lower().strip("_") or "function"
+    snake = snake_case(re.sub(r"\W", "_", name))
     fwd_name = fresh(f"{snake}_fwd", taken)
     bwd_name = fresh(f"{snake}_bwd", taken)
     bwd_taken = names_in(bwd)
     residuals = fresh("residuals", bwd_taken)
     if saved:
-        unpack = cst.SimpleStatementLine(
-            [
-                cst.Assign(
-                    [cst.AssignTarget(_unpack_target([p.name.value for p in saved]))],
-                    cst.Name(residuals),
-                )
-            ]
-        )
+        unpack = unpack_statement([p.name.value for p in saved], residuals)
         bwd_body = bwd_body.with_changes(body=[unpack, *bwd_body.body])
     fwd_params = fwd_params.with_changes(params=[p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in fwd_params.params])
     new_fwd = cst.FunctionDef(name=cst.Name(fwd_name), params=fwd_params, body=fwd_body)
@@ -219,9 +211,3 @@ def _append_nones(body: cst.IndentedBlock, count: int, name: str, where: cst.CST
         raise Refuse("INL201", f"the backward body returns nothing", where)
     new_last = last.with_changes(body=[*last.body[:-1], ret.with_changes(value=new_value)])
     return body.with_changes(body=[*body.body[:-1], new_last])
-
-
-def _unpack_target(names: list[str]) -> cst.BaseAssignTargetExpression:
-    if len(names) == 1:
-        return cst.Tuple([cst.Element(cst.Name(names[0]))], lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])

@@ -80,3 +80,12 @@ def dotted(node: cst.CSTNode) -> str | None:
         head = dotted(node.value)
         return None if head is None else f"{head}.{node.attr.value}"
     return None
+
+
+def unpack_statement(names: list[str], source: str) -> cst.SimpleStatementLine:
+    """``a, b = source`` (``(a,) = source`` for one name): how bwd opens its residuals."""
+    if len(names) == 1:
+        target = cst.Tuple([cst.Element(cst.Name(names[0]))], lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    else:
+        target = cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], cst.Name(source))])

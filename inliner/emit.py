@@ -41,6 +41,10 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
         keywords.append(("generate_vmap_rule", spec.generate_vmap_rule))
     if spec.vmap is not None:
         keywords.append(("vmap", cst.Name(spec.vmap)))
+    if spec.saved_for_forward_idx:
+        keywords.append(("saved_for_forward_idx", _int_tuple(spec.saved_for_forward_idx)))
+    if spec.jvp is not None:
+        keywords.append(("jvp", cst.Name(spec.jvp)))
     return [
         cst.Arg(value, keyword=cst.Name(key), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
         for key, value in keywords
@@ -70,9 +74,9 @@ def emit(
 ) -> list[cst.BaseStatement]:
     """The statements that replace the original (black-formatted, comments kept)."""
     statements: list[cst.BaseStatement] = [
-        *(f.with_changes(leading_lines=()) for f in vjp.extra),
         vjp.fwd.with_changes(leading_lines=()),
         vjp.bwd.with_changes(leading_lines=()),
+        *(f.with_changes(leading_lines=()) for f in vjp.extra),
         binding(vjp, runtime, target),
     ]
     formatted = format_statements(statements, line_length=line_length)

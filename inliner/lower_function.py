@@ -9,6 +9,7 @@ is left untouched.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -99,8 +100,6 @@ def lower_function_class(
     backward = members.get("backward") or members.get("vjp")
     if backward is None:
         raise Refuse("INL105", f"class {name} has no backward (or vjp)", cls)
-    if "jvp" in members:
-        raise Refuse("INL105", f"class {name} defines jvp; forward-mode AD is not flattened yet", members["jvp"])
 
     forward_decorators = _decorators(forward, qualified, {"custom_fwd"}, name)
     backward_decorators = _decorators(backward, qualified, {"custom_bwd", "once_differentiable"}, name)
@@ -119,6 +118,11 @@ def lower_function_class(
         lowering = _SetupContextLowering(name, forward, members["setup_context"], backward)
     else:
         lowering = _CombinedLowering(name, forward, backward)
+    jvp = members.get("jvp")
+    if jvp is not None:
+        _decorators(jvp, qualified, set(), name)
+        lowering.jvp = jvp
+        lowering.jvp_name = fresh(f"{base}_jvp", taken)
     fwd_def, bwd_def, spec = lowering.lower(fwd_name, bwd_name)
     spec.forward_decorators = forward_decorators
     spec.backward_decorators = backward_decorators
@@ -127,7 +131,7 @@ def lower_function_class(
     if docstring is not None:
         fwd_def = _with_docstring(fwd_def, docstring)
 
-    extra: list[cst.FunctionDef] = []
+    extra: list[cst.FunctionDef] = list(lowering.extra)
     vmap = members.get("vmap")
     if vmap is not None:
         _decorators(vmap, qualified, set(), name)
@@ -288,6 +292,9 @@ class _CombinedLowering:
         self.backward = backward
         #: (returned name, names it is unpacked into): setup_context's `a, b = output`
         self.output_items = output_items
+        self.jvp: cst.FunctionDef | None = None  # forward-mode rule, lowered like backward
+        self.jvp_name = ""
+        self.extra: list[cst.FunctionDef] = []
 
     # -- entry ---------------------------------------------------------------
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
@@ -313,9 +320,12 @@ class _CombinedLowering:
         returns: dict[int, Callable[[cst.Return], cst.Return]] = {}
 
         saves = [u for u in facts.ctx_uses if u.kind == "call" and u.attr == "save_for_backward"]
+        forward_saves = [u for u in facts.ctx_uses if u.kind == "call" and u.attr == "save_for_forward"]
         sets = [u for u in facts.ctx_uses if u.kind == "set"]
         reads = [u for u in facts.ctx_uses if u.kind == "read"]
-        calls = [u for u in facts.ctx_uses if u.kind == "call" and u.attr != "save_for_backward"]
+        calls = [u for u in facts.ctx_uses if u.kind == "call" and u.attr not in ("save_for_backward", "save_for_forward")]
+        if forward_saves and self.jvp is None:
+            raise Refuse("INL111", f"class {name}: forward calls save_for_forward but defines no jvp", forward_saves[0].node)
 
         for use in calls:
             if use.attr not in _CTX_CALLS:
@@ -330,20 +340,8 @@ class _CombinedLowering:
         if flat_saves is not None:
             use, args = flat_saves
             preferred = list(bwd_unpack[1]) if bwd_unpack and len(bwd_unpack[1]) == len(args) else []
-            fresh_targets: list[tuple[str, cst.BaseExpression]] = []
-            for i, arg in enumerate(args):
-                if isinstance(arg, cst.Name) and self._reusable(arg.value, use, facts, positional_or_param=param_names):
-                    residuals.append(_Residual("saved", None, arg.value, defined_by=[id(use.small)]))
-                    continue
-                wish = preferred[i] if preferred else (arg.value if isinstance(arg, cst.Name) else f"saved_{i}")
-                var = fresh(wish if wish not in fwd_taken else f"{wish}_saved", fwd_taken)
-                fresh_targets.append((var, arg))
-                residuals.append(_Residual("saved", None, var, defined_by=[id(use.small)]))
-            if fresh_targets:
-                smalls[id(use.small)] = _assign([v for v, _ in fresh_targets], [e for _, e in fresh_targets])
-            else:
-                smalls[id(use.small)] = None
-            spec.saved_for_backward_idx = tuple(range(len(args)))
+            self._spell_saves(use, args, "saved", preferred, facts, param_names, fwd_taken, residuals, smalls)
+            spec.saved_for_backward_idx = tuple(i for i, r in enumerate(residuals) if r.kind == "saved")
         elif saves:
             var = fresh("saved_tensors", fwd_taken)
             group = _Residual("group", None, var, bwd_name="")
@@ -357,6 +355,19 @@ class _CombinedLowering:
             residuals.append(group)
             group.defined_by = []  # initialised at the top of fwd: always assigned
             spec.saved_tensors_idx = 0
+
+        # -- save_for_forward (read back by jvp) ------------------------------------
+        if forward_saves:
+            flat_forward = self._flat_saves(forward_saves, facts)
+            if flat_forward is None:
+                raise Refuse(
+                    "INL111",
+                    f"class {name}: save_for_forward is called conditionally, twice, with * or after a return",
+                    forward_saves[0].node,
+                )
+            use, args = flat_forward
+            self._spell_saves(use, args, "fsaved", [], facts, param_names, fwd_taken, residuals, smalls)
+            spec.saved_for_forward_idx = tuple(i for i, r in enumerate(residuals) if r.kind == "fsaved")
 
         # -- ctx.attr = value ----------------------------------------------------
         attr_residual: dict[str, _Residual] = {}
@@ -477,9 +488,46 @@ class _CombinedLowering:
         )
 
         bwd_def = self._lower_backward(bwd_name, bwd_ctx, bwd_facts, bwd_names, residuals, attr_residual, bwd_unpack, spec)
+        if self.jvp is not None:
+            self.extra.append(self._lower_jvp(residuals, spec))
         return fwd_def, bwd_def, spec
 
+    def _lower_jvp(self, residuals: list[_Residual], spec: VJPSpec) -> cst.FunctionDef:
+        """``jvp(ctx, *tangents)`` -> ``jvp(residuals, *tangents)``; there ``ctx.saved_tensors``
+        means what forward gave ``save_for_forward``."""
+        assert self.jvp is not None
+        jvp = self.jvp
+        ctx = _first_param(jvp, self.name)
+        facts = analyse(jvp, ctx, "backward")
+        own = [dataclasses.replace(r, bwd_name="") for r in residuals]
+        attr_residual = {r.attr: r for r in own if r.kind == "attr"}
+        scratch = VJPSpec(saved_for_backward_idx=spec.saved_for_forward_idx)
+        lowered = self._lower_backward(
+            self.jvp_name, ctx, facts, names_in(jvp), own, attr_residual, self._saved_unpack(ctx, facts, jvp), scratch,
+            func=jvp, saved_kind="fsaved",
+        )
+        if scratch.bwd_needs_input_grad:
+            raise Refuse("INL100", f"class {self.name}: jvp reads `{ctx}.needs_input_grad`", jvp)
+        spec.jvp = self.jvp_name
+        return lowered
+
     # -- helpers ---------------------------------------------------------------
+    def _spell_saves(self, use, args, kind, preferred, facts, param_names, fwd_taken, residuals, smalls) -> None:
+        """Residuals for one unconditional save call: reuse names that stay put, else fresh variables."""
+        fresh_targets: list[tuple[str, cst.BaseExpression]] = []
+        for i, arg in enumerate(args):
+            if isinstance(arg, cst.Name) and self._reusable(arg.value, use, facts, positional_or_param=param_names):
+                residuals.append(_Residual(kind, None, arg.value, defined_by=[id(use.small)]))
+                continue
+            wish = preferred[i] if preferred else (arg.value if isinstance(arg, cst.Name) else f"saved_{i}")
+            var = fresh(wish if wish not in fwd_taken else f"{wish}_saved", fwd_taken)
+            fresh_targets.append((var, arg))
+            residuals.append(_Residual(kind, None, var, defined_by=[id(use.small)]))
+        if fresh_targets:
+            smalls[id(use.small)] = _assign([v for v, _ in fresh_targets], [e for _, e in fresh_targets])
+        else:
+            smalls[id(use.small)] = None
+
     def _describe(self, missing: set[str], residuals: list[_Residual], ctx: str) -> str:
         parts = []
         for i, r in enumerate(residuals):
@@ -588,12 +636,12 @@ class _CombinedLowering:
             raise Refuse("INL107", f"class {self.name}: mark_non_differentiable but forward has no return", call)
         return result
 
-    def _saved_unpack(self, ctx: str, facts) -> tuple[cst.SimpleStatementLine, list[str]] | None:
+    def _saved_unpack(self, ctx: str, facts, func: cst.FunctionDef | None = None) -> tuple[cst.SimpleStatementLine, list[str]] | None:
         """A top-level ``a, b = ctx.saved_tensors`` that is the only read of saved tensors."""
         saved_reads = [u for u in facts.ctx_uses if u.kind == "read" and u.attr in ("saved_tensors", "saved_variables")]
         if len(saved_reads) != 1:
             return None
-        body = self.backward.body
+        body = (func or self.backward).body
         if not isinstance(body, cst.IndentedBlock):
             return None
         seen_names: set[str] = set()
@@ -616,10 +664,12 @@ class _CombinedLowering:
             seen_names |= names_in(stmt)
         return None
 
-    def _attribute_aliases(self, ctx: str, facts, residuals: list[_Residual]) -> list[tuple[_Residual, cst.SimpleStatementLine]]:
+    def _attribute_aliases(
+        self, ctx: str, facts, residuals: list[_Residual], func: cst.FunctionDef
+    ) -> list[tuple[_Residual, cst.SimpleStatementLine]]:
         """Top-level ``name = ctx.attr`` statements (the only read of that attribute) whose
         name can become the residual's own name in bwd; names the chosen residuals."""
-        body = self.backward.body
+        body = func.body
         if not isinstance(body, cst.IndentedBlock):
             return []
         reads: dict[str, list[cst.CSTNode]] = {}
@@ -628,7 +678,7 @@ class _CombinedLowering:
                 reads.setdefault(use.attr, []).append(use.node)
         by_attr = {r.attr: r for r in residuals if r.kind == "attr"}
         used = {r.bwd_name for r in residuals if r.bwd_name}
-        seen_names = set(_param_names(self.backward.params))
+        seen_names = set(_param_names(func.params))
         out = []
         for stmt in body.body:
             if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
@@ -667,27 +717,33 @@ class _CombinedLowering:
         attr_residual: dict[str, _Residual],
         unpack: tuple[cst.SimpleStatementLine, list[str]] | None,
         spec: VJPSpec,
+        *,
+        func: cst.FunctionDef | None = None,
+        saved_kind: str = "saved",
     ) -> cst.FunctionDef:
+        """Lower backward (or, with ``func``/``saved_kind="fsaved"``, jvp): ctx reads become residual names."""
         name = self.name
+        func = func or self.backward
+        role = func.name.value
         if facts.has_yield:
-            raise Refuse("INL105", f"class {name}: backward is a generator or coroutine", self.backward)
+            raise Refuse("INL105", f"class {name}: {role} is a generator or coroutine", func)
         taken = set(bwd_names)
         smalls: dict[int, cst.BaseSmallStatement | None] = {}
         attributes: dict[int, cst.BaseExpression] = {}
         for use in facts.ctx_uses:
             if use.kind == "set":
-                raise Refuse("INL104", f"class {name}: backward writes `{ctx}.{use.attr}`", use.node)
+                raise Refuse("INL104", f"class {name}: {role} writes `{ctx}.{use.attr}`", use.node)
             if use.kind == "call":
-                raise Refuse("INL100", f"class {name}: backward calls `{ctx}.{use.attr}`", use.node)
+                raise Refuse("INL100", f"class {name}: {role} calls `{ctx}.{use.attr}`", use.node)
 
-        saved = [r for r in residuals if r.kind == "saved"]
+        saved = [r for r in residuals if r.kind == saved_kind]
         merged = unpack is not None and saved and len(unpack[1]) == len(saved)
         if merged:
             assert unpack is not None
             for r, n in zip(saved, unpack[1]):
                 r.bwd_name = n
             smalls[id(unpack[0].body[0])] = None
-        aliased = self._attribute_aliases(ctx, facts, residuals)
+        aliased = self._attribute_aliases(ctx, facts, residuals, func)
         for r, stmt in aliased:
             smalls[id(stmt.body[0])] = None
         for r in residuals:
@@ -695,7 +751,7 @@ class _CombinedLowering:
                 continue
             if r.kind == "group":
                 r.bwd_name = fresh(r.fwd_name, taken)
-            elif r.kind == "saved":
+            elif r.kind in ("saved", "fsaved"):
                 r.bwd_name = fresh(r.fwd_name if r.fwd_name not in taken else f"{r.fwd_name}_saved", taken)
             else:
                 assert r.attr is not None
@@ -708,7 +764,7 @@ class _CombinedLowering:
             if use.attr in ("saved_tensors", "saved_variables"):
                 if merged:
                     continue
-                if spec.saved_tensors_idx is not None:
+                if spec.saved_tensors_idx is not None and saved_kind == "saved":
                     attributes[id(use.node)] = cst.Name(residuals[spec.saved_tensors_idx].bwd_name)
                 elif saved:
                     attributes[id(use.node)] = _tuple([r.bwd_name for r in saved])
@@ -716,7 +772,7 @@ class _CombinedLowering:
                     attributes[id(use.node)] = cst.Tuple([])
             elif use.attr == "needs_input_grad":
                 if "needs_input_grad" in bwd_names:
-                    raise Refuse("INL100", f"class {name}: backward already uses the name `needs_input_grad`", use.node)
+                    raise Refuse("INL100", f"class {name}: {role} already uses the name `needs_input_grad`", use.node)
                 needs_input_grad = True
                 attributes[id(use.node)] = cst.Name("needs_input_grad")
             elif use.attr in attr_residual:
@@ -724,16 +780,16 @@ class _CombinedLowering:
                     continue  # its `name = ctx.attr` statement became the residual unpacking
                 attributes[id(use.node)] = cst.Name(attr_residual[use.attr].bwd_name)
             else:
-                raise Refuse("INL100", f"class {name}: backward reads `{ctx}.{use.attr}`, which forward never sets", use.node)
+                raise Refuse("INL100", f"class {name}: {role} reads `{ctx}.{use.attr}`, which forward never sets", use.node)
         spec.bwd_needs_input_grad = needs_input_grad
         reads_saved = any(u.kind == "read" and u.attr in ("saved_tensors", "saved_variables") for u in facts.ctx_uses)
         if not reads_saved and (spec.saved_for_backward_idx or spec.saved_tensors_idx is not None):
             spec.bwd_reads_saved = False  # unpacking would run a version check the original never ran
 
-        new_backward = self.backward.visit(_BodyRewriter(smalls, attributes, {}))
+        new_backward = func.visit(_BodyRewriter(smalls, attributes, {}))
         assert isinstance(new_backward, cst.FunctionDef)
         residuals_name = fresh("residuals", taken)
-        grads = _params_without_first(self.backward.params)
+        grads = _params_without_first(func.params)
         params = grads.with_changes(params=[cst.Param(cst.Name(residuals_name)), *grads.params])
         if grads.posonly_params:
             params = grads.with_changes(posonly_params=[cst.Param(cst.Name(residuals_name)), *grads.posonly_params])
@@ -750,7 +806,7 @@ class _CombinedLowering:
             name=cst.Name(bwd_name),
             params=params,
             body=new_backward.body.with_changes(body=body),
-            leading_lines=self.backward.leading_lines,
+            leading_lines=func.leading_lines,
         )
 
 
@@ -804,7 +860,7 @@ class _Structural(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _STRUCTURAL_METHODS:
             return True
-        if isinstance(func, cst.Attribute) and func.attr.value in _CTX_CALLS:
+        if isinstance(func, cst.Attribute) and func.attr.value in (*_CTX_CALLS, "save_for_backward", "save_for_forward"):
             return True
         if isinstance(func, cst.Name) and func.value in _STRUCTURAL_FUNCTIONS:
             return True
@@ -827,6 +883,9 @@ class _SetupContextLowering:
     """
 
     def __init__(self, name: str, forward: cst.FunctionDef, setup: cst.FunctionDef, backward: cst.FunctionDef) -> None:
+        self.jvp: cst.FunctionDef | None = None
+        self.jvp_name = ""
+        self.extra: list[cst.FunctionDef] = []
         self.name = name
         self.forward = forward
         self.setup = setup
@@ -922,7 +981,10 @@ class _SetupContextLowering:
             ),
             None,
         )
-        fwd_def, bwd_def, spec = _CombinedLowering(name, combined, self.backward, output_items).lower(fwd_name, bwd_name)
+        combined_lowering = _CombinedLowering(name, combined, self.backward, output_items)
+        combined_lowering.jvp, combined_lowering.jvp_name = self.jvp, self.jvp_name
+        fwd_def, bwd_def, spec = combined_lowering.lower(fwd_name, bwd_name)
+        self.extra = combined_lowering.extra
         spec.fill_defaults = True
         return fwd_def, bwd_def, spec
 

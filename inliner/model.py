@@ -29,6 +29,8 @@ class VJPSpec:
     bwd_reads_saved: bool = True
     generate_vmap_rule: cst.BaseExpression | None = None
     vmap: str | None = None  # name of an emitted function
+    jvp: str | None = None  # name of an emitted forward-mode rule
+    saved_for_forward_idx: tuple[int, ...] = ()
 
 
 @dataclass

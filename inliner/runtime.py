@@ -142,7 +142,9 @@ def _combined_carrier_methods(
     materialize_grads: bool,
     bwd_needs_input_grad: bool,
     bwd_reads_saved: bool = True,
-) -> tuple[Callable, Callable]:
+    fsaved_idx: tuple[int, ...] = (),
+    jvp: Callable | None = None,
+) -> tuple[Callable, Callable, Callable | None]:
     """Straight-line ``forward(ctx, <fwd's parameters>)`` and ``backward(ctx, *grads)``.
 
     They do exactly what the original's combined-style methods did with ctx, in the
@@ -162,6 +164,9 @@ def _combined_carrier_methods(
     cleared = list(saved_idx) + ([saved_tensors_idx] if saved_tensors_idx is not None else [])
     if saved_exprs:
         body.append(f"{ctx}.save_for_backward({', '.join(saved_exprs)})")
+    if fsaved_idx:
+        body.append(f"{ctx}.save_for_forward({', '.join(f'__res[{i}]' for i in fsaved_idx)})")
+        cleared = cleared + list(fsaved_idx)
     if cleared:
         body.append("__plain = list(__res)")
         body.extend(f"__plain[{i}] = None" for i in cleared)
@@ -183,7 +188,7 @@ def _combined_carrier_methods(
     forward.__qualname__ = fwd.__qualname__
 
     extra = ", needs_input_grad=ctx.needs_input_grad" if bwd_needs_input_grad else ""
-    if cleared and bwd_reads_saved:
+    if (saved_idx or saved_tensors_idx is not None) and bwd_reads_saved:
         lines = ["__res = list(ctx._inliner_plain)", "__saved = ctx.saved_tensors"]
         lines.extend(f"__res[{i}] = __saved[{k}]" for k, i in enumerate(saved_idx))
         if saved_tensors_idx is not None:
@@ -194,7 +199,21 @@ def _combined_carrier_methods(
     src = "def backward(ctx, *grads):\n" + "".join(f"    {line}\n" for line in lines)
     backward = _compile(src, f"<inliner backward of {bwd.__qualname__}>", {"__bwd": bwd}, "backward")
     backward.__qualname__ = bwd.__qualname__
-    return forward, backward
+    return forward, backward, (_jvp_method(jvp, fsaved_idx) if jvp is not None else None)
+
+
+def _jvp_method(jvp: Callable, fsaved_idx: tuple[int, ...]) -> Callable:
+    """``jvp(ctx, *tangents)``: in a jvp, ``ctx.saved_tensors`` are what forward saved for forward."""
+
+    def method(ctx: Any, *tangents: Any) -> Any:
+        residuals = list(ctx._inliner_plain)
+        if fsaved_idx:
+            saved = ctx.saved_tensors
+            for k, i in enumerate(fsaved_idx):
+                residuals[i] = saved[k]
+        return jvp(tuple(residuals), *tangents)
+
+    return method
 
 
 class FlatFunction:
@@ -234,6 +253,8 @@ def custom_vjp(
     bwd_reads_saved: bool = True,
     generate_vmap_rule: bool = False,
     vmap: Callable | None = None,
+    jvp: Callable | None = None,
+    saved_for_forward_idx: Sequence[int] = (),
     attributes: dict[str, Any] | None = None,
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
@@ -250,6 +271,8 @@ def custom_vjp(
     - ``forward_decorators`` / ``backward_decorators``: the original's decorators, in
       source order (``custom_fwd``, ``custom_bwd``, ``once_differentiable``...).
     - ``bwd_needs_input_grad``: pass ``needs_input_grad=ctx.needs_input_grad`` to bwd.
+    - ``jvp(residuals, *tangents)``: the forward-mode rule, if the original had one;
+      ``saved_for_forward_idx`` are the residuals it sent through ``ctx.save_for_forward``.
     - ``bwd_reads_saved=False``: the original backward never read ``ctx.saved_tensors``,
       so neither does the carrier (reading runs the version check); those residual slots
       reach bwd as None.
@@ -274,6 +297,8 @@ def custom_vjp(
         bwd_reads_saved=bwd_reads_saved,
         generate_vmap_rule=generate_vmap_rule,
         vmap=vmap,
+        jvp=jvp,
+        fsaved_idx=tuple(saved_for_forward_idx),
     )
     built: list[Carriers] = []
     plain_types = _PLAIN_TYPES
@@ -333,6 +358,7 @@ def _build_carriers(spec: Any) -> Carriers:
     materialize_grads = spec.materialize_grads
     bwd_needs_input_grad = spec.bwd_needs_input_grad
     reads_saved = spec.bwd_reads_saved
+    fsaved_idx = spec.fsaved_idx
     slot = threading.local()
 
     def call_fwd(holder: _CtxStandIn, *args: Any, **kwargs: Any) -> Any:
@@ -370,7 +396,9 @@ def _build_carriers(spec: Any) -> Carriers:
             n_group = len(group_values)
         if to_save:
             ctx.save_for_backward(*to_save)
-        for i in saved_idx:
+        if fsaved_idx:
+            ctx.save_for_forward(*[residuals[i] for i in fsaved_idx])
+        for i in (*saved_idx, *fsaved_idx):
             residuals[i] = None
         if saved_tensors_idx is not None:
             residuals[saved_tensors_idx] = None
@@ -421,6 +449,8 @@ def _build_carriers(spec: Any) -> Carriers:
     }
     if spec.vmap is not None:
         namespace["vmap"] = staticmethod(spec.vmap)
+    if spec.jvp is not None:
+        namespace["jvp"] = staticmethod(_jvp_method(spec.jvp, fsaved_idx))
     functorch = type(name, (torch.autograd.Function,), namespace)
 
     if spec.fill_defaults:
@@ -428,7 +458,7 @@ def _build_carriers(spec: Any) -> Carriers:
         # setup_context, so the setup_context carrier *is* the eager carrier.
         eager = functorch
     else:
-        eager_forward, eager_backward = _combined_carrier_methods(
+        eager_forward, eager_backward, eager_jvp = _combined_carrier_methods(
             fwd,
             bwd,
             saved_idx=saved_idx,
@@ -438,6 +468,8 @@ def _build_carriers(spec: Any) -> Carriers:
             materialize_grads=materialize_grads,
             bwd_needs_input_grad=bwd_needs_input_grad,
             bwd_reads_saved=reads_saved,
+            fsaved_idx=fsaved_idx,
+            jvp=spec.jvp,
         )
         for decorator in reversed(spec.forward_decorators):
             eager_forward = decorator(eager_forward)
@@ -449,6 +481,7 @@ def _build_carriers(spec: Any) -> Carriers:
             {
                 "forward": staticmethod(eager_forward),
                 "backward": staticmethod(eager_backward),
+                **({"jvp": staticmethod(eager_jvp)} if eager_jvp is not None else {}),
                 "__module__": spec.module,
                 "__qualname__": name,
             },

@@ -19,7 +19,7 @@ _LOOPS = (cst.For, cst.While, cst.CompFor)
 
 @dataclass
 class CtxUse:
-    kind: str  # "call" | "set" | "read"
+    kind: str  # "call" | "set" | "read" | "getattr" (``getattr(ctx, "name", constant)``, backward only)
     attr: str
     node: cst.CSTNode  # the Call, the Assign, or the Attribute
     small: cst.BaseSmallStatement | None  # the statement holding a call / set
@@ -114,9 +114,28 @@ class _Walker(cst.CSTVisitor):
             return
         if any(isinstance(n, _SCOPES) for n in parents[1:]):
             raise Refuse("INL102", f"`{self.ctx}` is used inside a nested function or class", node)
+        if self.role == "backward" and self._getattr_with_default(node, parents):
+            return
         if not (isinstance(parent, cst.Attribute) and parent.value is node):
             raise Refuse("INL102", f"`{self.ctx}` is passed to a helper or stored elsewhere", node)
         self._attribute_use(parent, parents[:-1])
+
+    def _getattr_with_default(self, node: cst.Name, parents: list[cst.CSTNode]) -> bool:
+        """``getattr(ctx, "name", <constant>)`` in backward: recorded as a "getattr" use."""
+        if len(parents) < 2 or not isinstance(parents[-1], cst.Arg) or not isinstance(parents[-2], cst.Call):
+            return False
+        call = parents[-2]
+        if not (isinstance(call.func, cst.Name) and call.func.value == "getattr" and len(call.args) == 3):
+            return False
+        first, key, default = call.args
+        if first is not parents[-1] or any(a.keyword or a.star for a in call.args):
+            return False
+        if not (isinstance(key.value, cst.SimpleString) and key.value.evaluated_value.isidentifier()):
+            return False
+        if not _is_constant(default.value):
+            return False
+        self.facts.ctx_uses.append(CtxUse("getattr", key.value.evaluated_value, call, None, False, self.counter))
+        return True
 
     def _ctx_param(self) -> cst.Param | None:
         params = self.func.params.params or self.func.params.posonly_params
@@ -169,6 +188,17 @@ class _Walker(cst.CSTVisitor):
         ):
             return parents[3]
         return None
+
+
+def _is_constant(expr: cst.BaseExpression) -> bool:
+    """A literal whose value does not depend on when it is evaluated."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in ("None", "True", "False")
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return isinstance(expr.expression, (cst.Integer, cst.Float))
+    return False
 
 
 def analyse(func: cst.FunctionDef, ctx: str | None, role: str = "forward") -> BodyFacts:

@@ -92,6 +92,9 @@ def lower_function_class(
             continue
         raise Refuse("INL105", f"class {name} has a class-level statement the flat form cannot carry", stmt)
 
+    for member, func in list(members.items()):
+        members[member] = _classmethod_as_static(func, qualified, name)
+
     forward = members.get("forward")
     if forward is None:
         raise Refuse("INL105", f"class {name} has no forward", cls)
@@ -175,6 +178,24 @@ def _decorators(
             func,
         )
     return tuple(kept)
+
+
+def _classmethod_as_static(func: cst.FunctionDef, qualified: QualifiedNames, cls_name: str) -> cst.FunctionDef:
+    """``@classmethod def backward(cls, ctx, ...)`` that never uses ``cls`` is a staticmethod in disguise."""
+    for i, decorator in enumerate(func.decorators):
+        expr = decorator.decorator
+        if not (isinstance(expr, cst.Name) and "builtins.classmethod" in qualified(expr)):
+            continue
+        params = func.params.posonly_params or func.params.params
+        if not params:
+            raise Refuse("INL109", f"class {cls_name}: classmethod `{func.name.value}` takes no cls", func)
+        cls_param = params[0].name.value
+        if cls_param in names_in(func.body):
+            raise Refuse("INL105", f"class {cls_name}: `{func.name.value}` uses `{cls_param}`, the class itself", func)
+        static = decorator.with_changes(decorator=cst.Name("staticmethod"))
+        decorators = [*func.decorators[:i], static, *func.decorators[i + 1 :]]
+        return func.with_changes(decorators=decorators, params=_params_without_first(func.params))
+    return func
 
 
 def _with_docstring(func: cst.FunctionDef, docstring: cst.SimpleStatementLine) -> cst.FunctionDef:
@@ -369,6 +390,10 @@ class _CombinedLowering:
             self._spell_saves(use, args, "fsaved", [], facts, param_names, fwd_taken, residuals, smalls)
             spec.saved_for_forward_idx = tuple(i for i, r in enumerate(residuals) if r.kind == "fsaved")
 
+        # Attributes backward only reads as getattr(ctx, "name", <same constant>): a path
+        # that never sets them is equivalent to one that starts them at that constant.
+        defaults_in_bwd = self._getattr_defaults(bwd_facts)
+
         # -- ctx.attr = value ----------------------------------------------------
         attr_residual: dict[str, _Residual] = {}
         set_sites: dict[str, list[CtxUse]] = {}
@@ -394,7 +419,8 @@ class _CombinedLowering:
             value = assign.value
             reuse = None
             if (
-                len(set_sites[attr]) == 1
+                attr not in defaults_in_bwd
+                and len(set_sites[attr]) == 1
                 and isinstance(value, cst.Name)
                 and value.value != ctx
                 and self._reusable(value.value, use, facts, positional_or_param=param_names)
@@ -443,6 +469,16 @@ class _CombinedLowering:
         needed = {f"#{i}" for i, r in enumerate(residuals) if r.defined_by}
         falls_off = not always_returns(body.body)
         end_state = _end_state(tuple(body.body), defines) if falls_off else None
+        states = [at_return.get(id(ret), frozenset()) for ret, _ in facts.returns]
+        if end_state is not None:
+            states.append(end_state)
+        initialised: list[cst.BaseStatement] = []
+        for i, r in enumerate(residuals):
+            key = f"#{i}"
+            if r.kind == "attr" and r.attr in defaults_in_bwd and any(key not in state for state in states):
+                default = defaults_in_bwd[r.attr]
+                initialised.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(r.fwd_name))], default)]))
+                needed.discard(key)
         for ret, _pos in facts.returns:
             missing = needed - at_return.get(id(ret), frozenset())
             if missing:
@@ -477,6 +513,8 @@ class _CombinedLowering:
         new_body = list(new_forward.body.body)
         if spec.saved_tensors_idx is not None:
             new_body.insert(_after_docstring(new_body), _statement(f"{residuals[0].fwd_name} = ()\n"))
+        for stmt in reversed(initialised):
+            new_body.insert(_after_docstring(new_body), stmt)
         if falls_off:
             new_body.append(cst.SimpleStatementLine([make_return(cst.Return(None))]))
         fwd_def = cst.FunctionDef(
@@ -512,6 +550,20 @@ class _CombinedLowering:
         return lowered
 
     # -- helpers ---------------------------------------------------------------
+    def _getattr_defaults(self, bwd_facts) -> dict[str, cst.BaseExpression]:
+        """attr -> its default, for attributes backward reads only via ``getattr(ctx, "attr", same constant)``."""
+        found: dict[str, list[cst.BaseExpression]] = {}
+        plain = {u.attr for u in bwd_facts.ctx_uses if u.kind == "read"}
+        for use in bwd_facts.ctx_uses:
+            if use.kind == "getattr":
+                found.setdefault(use.attr, []).append(use.node.args[2].value)
+        out = {}
+        for attr, defaults in found.items():
+            codes = {cst.Module(body=[]).code_for_node(d) for d in defaults}
+            if attr not in plain and len(codes) == 1:
+                out[attr] = defaults[0].deep_clone()
+        return out
+
     def _spell_saves(self, use, args, kind, preferred, facts, param_names, fwd_taken, residuals, smalls) -> None:
         """Residuals for one unconditional save call: reuse names that stay put, else fresh variables."""
         fresh_targets: list[tuple[str, cst.BaseExpression]] = []
@@ -674,7 +726,7 @@ class _CombinedLowering:
             return []
         reads: dict[str, list[cst.CSTNode]] = {}
         for use in facts.ctx_uses:
-            if use.kind == "read":
+            if use.kind in ("read", "getattr"):
                 reads.setdefault(use.attr, []).append(use.node)
         by_attr = {r.attr: r for r in residuals if r.kind == "attr"}
         used = {r.bwd_name for r in residuals if r.bwd_name}
@@ -687,9 +739,16 @@ class _CombinedLowering:
                     isinstance(small, cst.Assign)
                     and len(small.targets) == 1
                     and isinstance(small.targets[0].target, cst.Name)
-                    and isinstance(small.value, cst.Attribute)
+                    and isinstance(small.value, (cst.Attribute, cst.Call))
                 ):
-                    attr = small.value.attr.value
+                    value = small.value
+                    if isinstance(value, cst.Attribute):
+                        attr = value.attr.value
+                    elif isinstance(value.func, cst.Name) and value.func.value == "getattr" and len(value.args) == 3:
+                        key = value.args[1].value
+                        attr = key.evaluated_value if isinstance(key, cst.SimpleString) else ""
+                    else:
+                        attr = ""
                     target = small.targets[0].target.value
                     residual = by_attr.get(attr)
                     if (
@@ -759,6 +818,17 @@ class _CombinedLowering:
 
         needs_input_grad = False
         for use in facts.ctx_uses:
+            if use.kind == "getattr":
+                call = use.node
+                if use.attr in attr_residual and any(r is attr_residual[use.attr] for r, _ in aliased):
+                    continue  # its `name = getattr(ctx, ...)` statement became the residual unpacking
+                if use.attr in attr_residual:
+                    attributes[id(call)] = cst.Name(attr_residual[use.attr].bwd_name)
+                elif use.attr in _RESERVED_ATTRS or use.attr.startswith("_"):
+                    raise Refuse("INL100", f"class {name}: {role} reads `{ctx}.{use.attr}` through getattr", call)
+                else:
+                    attributes[id(call)] = call.args[2].value  # never set: getattr gives the default
+                continue
             if use.kind != "read":
                 continue
             if use.attr in ("saved_tensors", "saved_variables"):

@@ -25,7 +25,7 @@ from inliner.lower_function import lower_function_class
 from inliner.lower_hop import lower_hop
 from inliner.model import CustomVJP, Refusal, Refuse
 from inliner.names import dotted as cst_dotted
-from inliner.names import fresh
+from inliner.names import fresh, snake_case
 from inliner.scopes import ScopeIndex, dotted
 from inliner.source import SourceText, parse_block
 
@@ -281,11 +281,41 @@ def _flatten_call(
     end = text.offset(call.end_lineno, call.end_col_offset)
     arguments = ", ".join(text.source[text.offset(a.lineno, a.col_offset) : text.offset(a.end_lineno, a.end_col_offset)] for a in operands)
     edits.append((start, end, f"{flat_name}({arguments})"))
-    edits.extend(_cleanup(site, tree, text))
+    renames = _result_renames(site, flat_name, taken)
+    cleanup = _cleanup(site, tree, text, renames)
+    edits.extend(cleanup)
+    edits.extend(_rename_locals(site.scope.node, renames, text, [(s, e) for s, e, _ in cleanup]))
     return edits
 
 
-def _cleanup(site: HopCall, tree: ast.Module, text: SourceText) -> list[tuple[int, int, str]]:
+def _result_renames(site: HopCall, flat_name: str, taken: set[str]) -> dict[str, str]:
+    """A dump's ``autograd_function_apply = <call>`` local is renamed after the flat function,
+    so nothing a tracer records (thunder names proxies after locals) still says the op's name."""
+    for node in ast.walk(site.scope.node):
+        if isinstance(node, ast.Assign) and node.value is site.call and len(node.targets) == 1:
+            target = node.targets[0]
+        elif isinstance(node, ast.AnnAssign) and node.value is site.call:
+            target = node.target  # `autograd_function_apply: "f32[4]" = ...` in annotated dumps
+        else:
+            continue
+        if isinstance(target, ast.Name) and HOP_LEAF in target.id:
+            return {target.id: fresh(snake_case(flat_name), taken)}
+    return {}
+
+
+def _rename_locals(
+    function: ast.AST, renames: dict[str, str], text: SourceText, skip: list[tuple[int, int]]
+) -> list[tuple[int, int, str]]:
+    edits = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id in renames:
+            start = text.offset(node.lineno, node.col_offset)
+            if not any(s <= start < e for s, e in skip):
+                edits.append((start, text.offset(node.end_lineno, node.end_col_offset), renames[node.id]))
+    return edits
+
+
+def _cleanup(site: HopCall, tree: ast.Module, text: SourceText, renames: dict[str, str]) -> list[tuple[int, int, str]]:
     """Remove ``fwd_body_0 = self.fwd_body_0`` lines and nested body classes nothing uses any more."""
     edits = []
     call_args = {id(a) for a in site.call.args[:2]}
@@ -298,7 +328,7 @@ def _cleanup(site: HopCall, tree: ast.Module, text: SourceText) -> list[tuple[in
             edits.append((text.offset(alias.lineno, 0), text.line_end(alias.end_lineno), ""))
             dropped.add(target.id)
     if dropped:
-        edits.extend(_drop_from_releases(function, dropped, text))
+        edits.extend(_drop_from_releases(function, dropped, text, renames))
     removed = {id(a) for a in site.local_aliases} | call_args
     for body in (site.fwd, site.bwd):
         owner = body.owner if body is not None else None
@@ -313,7 +343,9 @@ def _cleanup(site: HopCall, tree: ast.Module, text: SourceText) -> list[tuple[in
     return edits
 
 
-def _drop_from_releases(function: ast.AST, names: set[str], text: SourceText) -> list[tuple[int, int, str]]:
+def _drop_from_releases(
+    function: ast.AST, names: set[str], text: SourceText, renames: dict[str, str]
+) -> list[tuple[int, int, str]]:
     """``fwd_body_0 = bwd_body_0 = x = None`` -> ``x = None`` once the bodies are gone."""
     edits = []
     for node in ast.walk(function):
@@ -322,7 +354,7 @@ def _drop_from_releases(function: ast.AST, names: set[str], text: SourceText) ->
         targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
         if len(targets) != len(node.targets) or not (set(targets) & names) or node.lineno != node.end_lineno:
             continue
-        kept = [t for t in targets if t not in names]
+        kept = [renames.get(t, t) for t in targets if t not in names]
         start = text.offset(node.lineno, node.col_offset)
         end = text.offset(node.end_lineno, node.end_col_offset)
         if kept:

@@ -341,6 +341,7 @@ def custom_vjp(
     for key, value in (attributes or {}).items():
         setattr(flat, key, value)
     _allow_in_graph(flat)
+    _carriers_before_thunder(flat)
     return flat
 
 
@@ -591,7 +592,7 @@ def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:
 
 
 _pending_allow_in_graph: "weakref.WeakSet[Callable]" = weakref.WeakSet()
-_watcher_installed = False
+_pending_carriers: "weakref.WeakSet[Callable]" = weakref.WeakSet()
 
 
 def _allow_in_graph(fn: Callable) -> None:
@@ -605,34 +606,64 @@ def _allow_in_graph(fn: Callable) -> None:
         dynamo.allow_in_graph(fn)
         return
     _pending_allow_in_graph.add(fn)
-    _watch_for_dynamo()
+    _after_import("torch._dynamo", _flush_allow_in_graph)
 
 
-def _flush_pending(dynamo: Any) -> None:
+def _flush_allow_in_graph(dynamo: Any) -> None:
     for fn in list(_pending_allow_in_graph):
         dynamo.allow_in_graph(fn)
     _pending_allow_in_graph.clear()
 
 
-class _DynamoWatcher(importlib.abc.MetaPathFinder):
-    """Runs the pending ``allow_in_graph`` registrations right after ``torch._dynamo`` loads."""
+def _carriers_before_thunder(fn: Callable) -> None:
+    """thunder.jit interprets every Python call, and cannot run the ``type(...)`` that builds
+    a carrier: so once thunder is loaded, carriers are built up front, outside any trace."""
+    if "thunder" in sys.modules:
+        fn.carriers()  # type: ignore[attr-defined]
+        return
+    _pending_carriers.add(fn)
+    _after_import("thunder", _flush_carriers)
+
+
+def _flush_carriers(_thunder: Any) -> None:
+    for fn in list(_pending_carriers):
+        fn.carriers()  # type: ignore[attr-defined]
+    _pending_carriers.clear()
+
+
+_import_callbacks: dict[str, list[Callable[[Any], None]]] = {}
+
+
+def _after_import(module_name: str, callback: Callable[[Any], None]) -> None:
+    """Run ``callback(module)`` right after ``module_name`` is first imported (once per callback)."""
+    callbacks = _import_callbacks.setdefault(module_name, [])
+    if callback in callbacks:
+        return
+    callbacks.append(callback)
+    if not any(isinstance(f, _ImportWatcher) for f in sys.meta_path):
+        sys.meta_path.insert(0, _ImportWatcher())
+
+
+class _ImportWatcher(importlib.abc.MetaPathFinder):
+    """Lets the real finders find the module, then wraps its loader to run the callbacks."""
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != "torch._dynamo":
+        callbacks = _import_callbacks.pop(fullname, None)
+        if callbacks is None:
             return None
-        sys.meta_path.remove(self)
-        global _watcher_installed
-        _watcher_installed = False
-        spec = importlib.util.find_spec(fullname)
+        if not _import_callbacks:
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)  # our own entry is gone: the real finders answer
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _FlushingLoader(spec.loader)
+        spec.loader = _CallbackLoader(spec.loader, callbacks)
         return spec
 
 
-class _FlushingLoader(importlib.abc.Loader):
-    def __init__(self, loader: Any) -> None:
+class _CallbackLoader(importlib.abc.Loader):
+    def __init__(self, loader: Any, callbacks: list[Callable[[Any], None]]) -> None:
         self._loader = loader
+        self._callbacks = callbacks
 
     def create_module(self, spec: Any) -> Any:
         return self._loader.create_module(spec)
@@ -640,14 +671,8 @@ class _FlushingLoader(importlib.abc.Loader):
     def exec_module(self, module: Any) -> None:
         self._loader.exec_module(module)
         module.__loader__ = module.__spec__.loader = self._loader
-        _flush_pending(module)
+        for callback in self._callbacks:
+            callback(module)
 
     def __getattr__(self, name: str) -> Any:  # get_source, get_code, is_package...
         return getattr(self._loader, name)
-
-
-def _watch_for_dynamo() -> None:
-    global _watcher_installed
-    if not _watcher_installed:
-        sys.meta_path.insert(0, _DynamoWatcher())
-        _watcher_installed = True

@@ -57,8 +57,12 @@ class SourceText:
 
     def splice(self, edits: list[tuple[int, int, str]]) -> str:
         """Apply non-overlapping (start, end, replacement) edits; insertions at one offset keep their order."""
+        ordered = sorted(reversed(edits), key=lambda e: (e[0], e[1]), reverse=True)
+        for (start, _, _), (_, end, _) in zip(ordered, ordered[1:]):
+            if end > start:
+                raise ValueError("inliner internal error: overlapping edits")  # never write a mangled file
         out = self.source
-        for start, end, replacement in sorted(reversed(edits), key=lambda e: (e[0], e[1]), reverse=True):
+        for start, end, replacement in ordered:
             if end == len(out) and not _NEWLINE.search(out[-1:] or "x") and replacement.endswith(self.newline):
                 replacement = replacement[: -len(self.newline)]  # keep a missing final newline missing
             out = out[:start] + replacement + out[end:]

@@ -21,8 +21,8 @@ class GraphModule(torch.nn.Module):
 
         # File: /tmp/hop/gen2.py:21 in f_dirty, code: return Dirty.apply(x.clone()).sum()
         outs: "f32[3]" = l_x_.clone();  l_x_ = None
-        autograd_function_apply = Dirty(outs);  outs = None
-        getitem: "f32[3]" = autograd_function_apply[0];  autograd_function_apply = None
+        dirty = Dirty(outs);  outs = None
+        getitem: "f32[3]" = dirty[0];  dirty = None
         sum_1: "f32[]" = getitem.sum();  getitem = None
         return (sum_1,)
 

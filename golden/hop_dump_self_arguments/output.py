@@ -32,9 +32,9 @@ class GraphModule(torch.nn.Module):
         l_w_ = L_w_
 
         # File: /tmp/hop/gen.py:16 in f, code: a, i = F.apply(x, w, 3.0)
-        autograd_function_apply = F(l_x_, l_w_);  l_x_ = l_w_ = None
-        getitem: "f32[3]" = autograd_function_apply[0]
-        getitem_1: "i64[]" = autograd_function_apply[1];  autograd_function_apply = None
+        f = F(l_x_, l_w_);  l_x_ = l_w_ = None
+        getitem: "f32[3]" = f[0]
+        getitem_1: "i64[]" = f[1];  f = None
 
         # File: /tmp/hop/gen.py:17 in f, code: return a.sum() + i
         sum_1: "f32[]" = getitem.sum();  getitem = None

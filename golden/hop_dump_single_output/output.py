@@ -22,8 +22,8 @@ class GraphModule(torch.nn.Module):
         l_x_ = L_x_
 
         # File: /tmp/hop/gen2.py:23 in f_one, code: return One.apply(x).sum()
-        autograd_function_apply = One(l_x_);  l_x_ = None
-        getitem: "f32[3]" = autograd_function_apply[0];  autograd_function_apply = None
+        one = One(l_x_);  l_x_ = None
+        getitem: "f32[3]" = one[0];  one = None
         sum_1: "f32[]" = getitem.sum();  getitem = None
         return (sum_1,)
 

@@ -49,10 +49,10 @@ class GraphModule(torch.nn.Module):
         l_w_ = L_w_
 
         # File: /work/model.py:22 in f, code: return (SaveInputs.apply(x, w) + SaveIntermediate.apply(x)).sum()
-        autograd_function_apply = SaveInputs(l_x_, l_w_);  l_w_ = None
-        getitem: "f32[3]" = autograd_function_apply[0];  autograd_function_apply = None
-        autograd_function_apply_1 = SaveIntermediate(l_x_);  l_x_ = None
-        getitem_1: "f32[3]" = autograd_function_apply_1[0];  autograd_function_apply_1 = None
+        save_inputs = SaveInputs(l_x_, l_w_);  l_w_ = None
+        getitem: "f32[3]" = save_inputs[0];  save_inputs = None
+        save_intermediate = SaveIntermediate(l_x_);  l_x_ = None
+        getitem_1: "f32[3]" = save_intermediate[0];  save_intermediate = None
         add: "f32[3]" = getitem + getitem_1;  getitem = getitem_1 = None
         sum_1: "f32[]" = add.sum();  add = None
         return (sum_1,)

@@ -24,8 +24,8 @@ class GraphModule(torch.nn.Module):
         l_x_ = L_x_
 
         # File: /work/t.py:17 in f, code: return H.apply(x, 2.0).sum()
-        autograd_function_apply = H(l_x_);  l_x_ = None
-        sum_1: "f32[]" = autograd_function_apply.sum();  autograd_function_apply = None
+        h = H(l_x_);  l_x_ = None
+        sum_1: "f32[]" = h.sum();  h = None
         return (sum_1,)
 
 

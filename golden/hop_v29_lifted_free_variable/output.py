@@ -23,8 +23,8 @@ class GraphModule(torch.nn.Module):
         g_w_ = G_W_
 
         # File: /work/t.py:19 in f, code: return Free.apply(x).sum()
-        autograd_function_apply = Free(l_x_, g_w_);  l_x_ = g_w_ = None
-        sum_1: "f32[]" = autograd_function_apply.sum();  autograd_function_apply = None
+        free = Free(l_x_, g_w_);  l_x_ = g_w_ = None
+        sum_1: "f32[]" = free.sum();  free = None
         return (sum_1,)
 
 

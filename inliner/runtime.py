@@ -301,12 +301,15 @@ def custom_vjp(
         fsaved_idx=tuple(saved_for_forward_idx),
     )
     built: list[Carriers] = []
+    eager_apply: list[Callable] = []  # the eager carrier's apply, once built (the hot path)
     plain_types = _PLAIN_TYPES
     functorch_active = torch._C._are_functorch_transforms_active
 
     def carriers() -> Carriers:
         if not built:
-            built.append(_build_carriers(spec))
+            made = _build_carriers(spec)
+            built.append(made)
+            eager_apply.append(made.eager.apply)
         return built[0]
 
     def flat(*args: Any, **kwargs: Any) -> Any:
@@ -317,7 +320,9 @@ def custom_vjp(
                     break
             else:
                 if not functorch_active():
-                    return (built[0] if built else carriers()).eager.apply(*args)
+                    if eager_apply:
+                        return eager_apply[0](*args)
+                    return carriers().eager.apply(*args)
         return dispatch(args, kwargs)
 
     def dispatch(args: tuple, kwargs: dict) -> Any:

@@ -432,6 +432,14 @@ class _CombinedLowering:
             else:
                 smalls[id(assign)] = assign.with_changes(targets=[cst.AssignTarget(cst.Name(var))])
 
+        # An attribute backward (and jvp) never read is dead: it stays a local, not a residual,
+        # so paths that skip it need not set it.
+        read_later = {u.attr for u in bwd_facts.ctx_uses if u.kind in ("read", "getattr")}
+        if self.jvp is not None:
+            jvp_facts = analyse(self.jvp, _first_param(self.jvp, name), "backward")
+            read_later |= {u.attr for u in jvp_facts.ctx_uses if u.kind in ("read", "getattr")}
+        residuals[:] = [r for r in residuals if r.kind != "attr" or r.attr in read_later]
+
         for use in reads:
             if use.attr not in attr_residual:
                 raise Refuse("INL100", f"class {name}: forward reads `{ctx}.{use.attr}`, which it never sets", use.node)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -87,6 +88,16 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
 
     classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.bases]
+    if classes or HOP_LEAF in source:
+        try:  # the symbol table finds what the parser lets through (duplicate parameters...)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
+                compile(tree, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            line = getattr(exc, "lineno", None) or 1
+            message = getattr(exc, "msg", None) or str(exc)
+            diagnostic = Diagnostic(path, line, (getattr(exc, "offset", None) or 1), "INL000", f"cannot compile: {message}", Severity.ERROR)
+            return FlattenResult(source, (diagnostic,), error=f"cannot compile: {message} (line {line})")
     hop_names = frozenset({HOP_LEAF} | {a or b for a, b in _HOP_ALIASES.findall(source)}) if HOP_LEAF in source else frozenset()
     if not classes and not hop_names:
         return FlattenResult(source)

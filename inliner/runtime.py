@@ -365,6 +365,10 @@ def _build_carriers(spec: Any) -> Carriers:
     bwd_needs_input_grad = spec.bwd_needs_input_grad
     reads_saved = spec.bwd_reads_saved
     fsaved_idx = spec.fsaved_idx
+    # setup_context may not save an input that forward returns as-is. A setup_context-style
+    # original doing so fails in torch too; a combined-style one works, so its carrier returns
+    # a view of such an input instead (what autograd makes of it anyway).
+    view_returned_inputs = not spec.fill_defaults
     slot = threading.local()
 
     def call_fwd(holder: _CtxStandIn, *args: Any, **kwargs: Any) -> Any:
@@ -378,6 +382,8 @@ def _build_carriers(spec: Any) -> Carriers:
         holder = _CtxStandIn()
         outputs, residuals = decorated_fwd(holder, *args, **kwargs)
         residuals = tuple(residuals)
+        if view_returned_inputs:
+            outputs = _view_saved_inputs(outputs, args, residuals, saved_idx, saved_tensors_idx)
         flat_out = _flat_outputs(outputs)
         # Residuals that are inputs or outputs (also inside tuples and lists) are
         # re-bound by position in every setup_context call: torch.func calls it once
@@ -581,6 +587,19 @@ def _locate(value: Any, args: tuple, flat_out: tuple) -> tuple:
         if any(step[0] != "value" for step in steps):
             return (type(value).__name__, steps, value)
     return ("value", None, value)
+
+
+def _view_saved_inputs(outputs: Any, args: tuple, residuals: tuple, saved_idx: tuple, group_idx: int | None) -> Any:
+    """Outputs that are inputs and also saved for backward, replaced by views of themselves."""
+    saved = [residuals[i] for i in saved_idx] + (list(residuals[group_idx]) if group_idx is not None else [])
+    flagged = [s for s in saved if isinstance(s, torch.Tensor) and any(s is a for a in args)]
+    if not flagged:
+        return outputs
+
+    def view(out: Any) -> Any:
+        return out.view_as(out) if any(out is f for f in flagged) else out
+
+    return tuple(view(o) for o in outputs) if isinstance(outputs, tuple) else view(outputs)
 
 
 def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:

@@ -193,8 +193,12 @@ class ScopeIndex(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr == "apply" and isinstance(node.value, ast.Name):
-            self.apply_attribute[id(node.value)] = node
+        if node.attr == "apply":
+            value = node.value
+            if isinstance(value, ast.Name):
+                self.apply_attribute[id(value)] = node
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and not value.args and not value.keywords:
+                self.apply_attribute[id(value.func)] = node  # `F().apply`: an instance is only a detour
         self.visit(node.value)
 
     def visit_Global(self, node: ast.Global) -> None:

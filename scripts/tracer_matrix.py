@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             text=True,
             check=True,
         )
-        remote = json.loads(proc.stdout)
+        remote = json.loads(proc.stdout.strip().splitlines()[-1])  # progress lines come first
         results.update(remote["results"])
         versions["thunder"] = remote["versions"]["thunder"]
     if args.save:

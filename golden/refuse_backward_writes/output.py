@@ -1,3 +1,4 @@
+from inliner.runtime import custom_vjp
 import torch
 
 
@@ -13,18 +14,19 @@ class Counter(torch.autograd.Function):
         return g * ctx.calls
 
 
-class Partial(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, flag):
-        if flag:
-            ctx.extra = x
-        return x * 2
+def partial_fwd(x, flag):
+    if flag:
+        pass
+    return x * 2, ()
 
-    @staticmethod
-    def backward(ctx, g):
-        return g * 3, None
+
+def partial_bwd(residuals, g):
+    return g * 3, None
+
+
+Partial = custom_vjp(partial_fwd, partial_bwd, name="Partial")
 
 
 def scenario_runs():
     x = torch.randn(3, requires_grad=True)
-    return [x], Counter.apply(x) + Partial.apply(x, True)
+    return [x], Counter.apply(x) + Partial(x, True)

@@ -4,11 +4,11 @@ import torch
 
 def exp_fwd(x, scale=2.0):
     output = x.exp() * scale
-    return output, (output, scale)
+    return output, (output,)
 
 
 def exp_bwd(residuals, g):
-    out, scale = residuals
+    (out,) = residuals
     return g * out * 3, None
 
 

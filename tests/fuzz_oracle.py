@@ -1,0 +1,321 @@
+"""The differential oracle for generated modules (see ``tests/fuzz_gen.py``).
+
+``check(source, classes, probes)`` runs the engine once and returns an ``Outcome``:
+the classes flattened / refused (with their codes) and a list of ``failures``, each
+a short text naming what differed. A failure is any of:
+
+- the engine raised, reported a parse error, or left a generated Function neither
+  flattened nor refused;
+- a refused class whose text is not kept byte-for-byte, or with no diagnostic naming
+  it; a file with nothing flattened that is not byte-identical;
+- the output does not compile, or a second engine run changes it;
+- any harness-observable difference between the original and the rewrite (outputs,
+  dtypes, ``requires_grad``, view/identity relations, backward node names,
+  gradients under seeded cotangents, errors and their messages; scenarios cover
+  version-counter errors, double backward, a second backward, ``no_grad``,
+  keywords, omitted defaults and autocast);
+- ``torch.func.vjp`` (and vjp-of-vjp where the backward is differentiable) of the
+  rewrite disagreeing with eager autograd of the original on a probe function.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import torch
+
+from harness import assert_same, load_module, run_all_safe
+from inliner.engine import flatten
+
+
+@dataclass
+class Outcome:
+    failures: list[str] = field(default_factory=list)
+    flattened: tuple[str, ...] = ()
+    refused: dict[str, str] = field(default_factory=dict)  # class -> diagnostic code
+    output: str = ""
+
+    @property
+    def kinds(self) -> set[str]:
+        return {f.split(":", 1)[0] for f in self.failures}
+
+
+def _class_segment(source: str, name: str) -> str | None:
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return ast.get_source_segment(source, node)
+    return None
+
+
+def _first_difference(original, rewritten, where: str) -> str | None:
+    try:
+        assert_same(original, rewritten, where)
+    except AssertionError as exc:
+        text = str(exc)
+        return text if len(text) < 600 else text[:600] + "..."
+    return None
+
+
+def check(source: str, classes: Sequence[str], probes: Sequence = (), *, func: bool = True) -> Outcome:
+    outcome = Outcome()
+    try:
+        result = flatten(source, path="fuzz_case.py")
+    except Exception:
+        outcome.failures.append("engine-raised: " + traceback.format_exc(limit=3))
+        return outcome
+    outcome.output = result.source
+    outcome.flattened = tuple(result.flattened)
+    if result.error:
+        outcome.failures.append(f"engine-error: {result.error}")
+        return outcome
+    for name in result.refused:
+        codes = [d.code for d in result.diagnostics if d.name == name and d.code != "INL001" and name in d.message]
+        outcome.refused[name] = codes[0] if codes else "?"
+        if not codes:
+            outcome.failures.append(f"refusal-without-diagnostic: {name}")
+        segment = _class_segment(source, name)
+        if segment is None or segment not in result.source:
+            outcome.failures.append(f"refused-class-changed: {name}")
+    for name in classes:
+        if name not in result.flattened and name not in result.refused:
+            outcome.failures.append(f"class-not-reported: {name} neither flattened nor refused")
+    if not result.flattened:
+        if result.source != source or result.changed:
+            outcome.failures.append("unchanged-file-differs: nothing flattened but the text changed")
+        return outcome
+    try:
+        compile(result.source, "<rewritten>", "exec")
+    except SyntaxError as exc:
+        outcome.failures.append(f"output-does-not-compile: {exc}")
+        return outcome
+    try:
+        again = flatten(result.source, path="fuzz_case.py")
+        if again.source != result.source:
+            outcome.failures.append("not-idempotent: a second engine run changed the output")
+    except Exception:
+        outcome.failures.append("engine-raised-on-output: " + traceback.format_exc(limit=3))
+
+    # -- execute both ---------------------------------------------------------
+    original_mod = rewritten_mod = None
+    errors = []
+    for label, text in (("original", source), ("rewritten", result.source)):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mod = load_module(text, f"fuzz_{label}")
+        except Exception as exc:
+            errors.append((label, type(exc).__name__, str(exc)))
+            mod = None
+        if label == "original":
+            original_mod = mod
+        else:
+            rewritten_mod = mod
+    if errors:
+        if len(errors) == 1 or errors[0][1:] != errors[1][1:]:
+            outcome.failures.append(f"import-differs: {errors}")
+        return outcome
+    original_runs = run_all_safe(original_mod)
+    rewritten_runs = run_all_safe(rewritten_mod)
+    for scenario in original_runs:
+        diff = _first_difference(original_runs[scenario], rewritten_runs.get(scenario), scenario)
+        if diff is not None:
+            outcome.failures.append(f"behaviour-differs[{scenario}]: {diff}")
+    if func:
+        for probe in probes:
+            if not probe.func_ok:
+                continue
+            for problem in func_check(original_mod, rewritten_mod, probe):
+                outcome.failures.append(f"func-differs[{probe.name}]: {problem}")
+    return outcome
+
+
+# -- torch.func against eager autograd ---------------------------------------------
+
+
+def _zeros_for_none(grads, like):
+    return [torch.zeros_like(p) if g is None else g.detach() for g, p in zip(grads, like)]
+
+
+def _eager(fn, primals, cots, cots2, second: bool):
+    """Eager autograd of ``fn``: (outputs, first-order grads, second-order grads or None)."""
+    leaves = [p.clone().requires_grad_() for p in primals]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outs = fn(*leaves)
+        pairs = [(o, c) for o, c in zip(outs, cots) if o.requires_grad]
+        if not pairs:
+            zeros = [torch.zeros_like(p) for p in primals]
+            return [o.detach() for o in outs], zeros, (zeros if second else None)
+        grads = torch.autograd.grad(
+            [o for o, _ in pairs], leaves, [c for _, c in pairs], allow_unused=True, create_graph=second
+        )
+        first = _zeros_for_none(grads, primals)
+        second_grads = None
+        if second:
+            pairs2 = [(g, c) for g, c in zip(grads, cots2) if g is not None and g.requires_grad]
+            if pairs2:
+                g2 = torch.autograd.grad([g for g, _ in pairs2], leaves, [c for _, c in pairs2], allow_unused=True)
+                second_grads = _zeros_for_none(g2, primals)
+            else:
+                second_grads = [torch.zeros_like(p) for p in primals]
+    return [o.detach() for o in outs], first, second_grads
+
+
+def _functional(fn, primals, cots, cots2, second: bool):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outs, vjp_fn = torch.func.vjp(fn, *primals)
+        first = list(vjp_fn(tuple(cots)))
+        second_grads = None
+        if second:
+
+            def first_order(*p):
+                _, inner = torch.func.vjp(fn, *p)
+                return inner(tuple(cots))
+
+            _, vjp2 = torch.func.vjp(first_order, *primals)
+            second_grads = list(vjp2(tuple(cots2)))
+    return [o.detach() for o in outs], [g.detach() for g in first], second_grads
+
+
+def func_check(original_mod, rewritten_mod, probe) -> list[str]:
+    problems: list[str] = []
+    generator = torch.Generator().manual_seed(7)
+    primals = [torch.randn(probe.shape, generator=generator) for _ in range(probe.n_tensors)]
+    fn_orig = getattr(original_mod, probe.name)
+    fn_new = getattr(rewritten_mod, probe.name)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            shapes_out = fn_orig(*[p.clone().requires_grad_() for p in primals])
+    except Exception:
+        return problems  # the original raises on its own; the harness compares that
+    if len({id(o) for o in shapes_out}) < len(shapes_out):
+        # the same tensor returned twice: eager autograd routes its gradient to the last
+        # slot only (SEMANTICS §15), torch.func to both; not a property of the rewrite
+        return problems
+    cots = [torch.randn(o.shape, generator=generator, dtype=o.dtype) for o in shapes_out]
+    cots2 = [torch.randn(probe.shape, generator=generator) for _ in primals]
+
+    expected_error = None
+    try:
+        expected = _eager(fn_orig, primals, cots, cots2, probe.second_order)
+    except Exception as exc:
+        expected_error = f"{type(exc).__name__}: {exc}"
+    try:
+        got = _functional(fn_new, primals, cots, cots2, probe.second_order and expected_error is None)
+    except Exception as exc:
+        if expected_error is None:
+            problems.append(
+                f"RAISES {type(exc).__name__}: {str(exc)[:300]} (torch.func on the rewrite; eager original ran)"
+            )
+        return problems
+    if expected_error is not None:
+        # eager original fails (e.g. second order through once_differentiable): retry first order only
+        try:
+            expected = _eager(fn_orig, primals, cots, cots2, False)
+        except Exception:
+            return problems
+        got = (got[0], got[1], None)
+    labels = ("outputs", "vjp", "vjp-of-vjp")
+    for label, e, g in zip(labels, expected, got):
+        if e is None or g is None:
+            continue
+        diff = _first_difference(list(e), list(g), label)
+        if diff is not None:
+            problems.append(diff)
+    return problems
+
+
+# -- signatures and shrinking (used by scripts/fuzz_long.py) --------------------------
+
+
+def signature(failure: str) -> str:
+    """A coarse bucket for a failure: its kind, with the scenario's flag suffix dropped."""
+    kind = failure.split(":", 1)[0]
+    for suffix in ("_true]", "_false]"):
+        kind = kind.replace(suffix, "]")
+    if kind.startswith("func-differs") and ": RAISES " in failure:
+        message = failure.split(": RAISES ", 1)[1]
+        return "func-raises:" + re.sub(r"[^A-Za-z ]", "", message)[:60].strip()
+    if kind == "engine-raised" or kind == "engine-raised-on-output":
+        names = re.findall(r"^(\w+(?:Error|Exception|Warning)?): ", failure, flags=re.M)
+        kind += ":" + (names[-1] if names else "?")
+    return kind
+
+
+def check_generated(gen, *, func: bool = True) -> Outcome:
+    return check(gen.source, gen.classes, gen.probes, func=func)
+
+
+def shrink(
+    draws: list[int], wanted: str, *, budget: int = 400, log=None, avoid: frozenset[str] = frozenset()
+) -> list[int]:
+    """Greedy minimisation of a draw list so that the generated module still fails with ``wanted``.
+
+    Draws read as 0 past the end and 0 is always the simplest choice, so the passes
+    are: cut the tail, zero single draws, lower them, delete them.
+    """
+    from fuzz_gen import generate_from_draws
+
+    runs = [0]
+
+    def fails(candidate: list[int]) -> bool:
+        if runs[0] >= budget:
+            return False
+        runs[0] += 1
+        gen = generate_from_draws(candidate, avoid)
+        outcome = check_generated(gen, func=wanted.startswith("func-"))
+        return any(signature(f) == wanted for f in outcome.failures)
+
+    best = list(draws)
+
+    def key(c: list[int]) -> tuple:
+        return (sum(1 for d in c if d), len(c), sum(c))
+
+    def accept(candidate: list[int]) -> bool:
+        return key(candidate) < key(best) and fails(candidate)
+
+    improved = True
+    while improved and runs[0] < budget:
+        improved = False
+        # cut the tail (halving)
+        cut = len(best) // 2
+        while cut >= 1 and runs[0] < budget:
+            candidate = best[: len(best) - cut]
+            if accept(candidate):
+                best = candidate
+                improved = True
+            else:
+                cut //= 2
+        for i in range(len(best)):
+            if runs[0] >= budget:
+                break
+            if i >= len(best) or best[i] == 0:
+                continue
+            candidate = best[:i] + [0] + best[i + 1 :]
+            if accept(candidate):
+                best = candidate
+                improved = True
+                continue
+            if best[i] > 1:
+                candidate = best[:i] + [best[i] // 2] + best[i + 1 :]
+                if accept(candidate):
+                    best = candidate
+                    improved = True
+                    continue
+            candidate = best[:i] + best[i + 1 :]
+            if accept(candidate):
+                best = candidate
+                improved = True
+        while best and best[-1] == 0:
+            best.pop()
+        if log:
+            log(f"shrink: {runs[0]} runs, {len(best)} draws, {sum(1 for d in best if d)} non-zero")
+    return best

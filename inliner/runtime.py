@@ -167,12 +167,21 @@ def _combined_carrier_methods(
     if fsaved_idx:
         body.append(f"{ctx}.save_for_forward({', '.join(f'__res[{i}]' for i in fsaved_idx)})")
         cleared = cleared + list(fsaved_idx)
-    if cleared:
-        body.append("__plain = list(__res)")
-        body.extend(f"__plain[{i}] = None" for i in cleared)
-        body.append(f"{ctx}._inliner_plain = __plain")
-    else:
-        body.append(f"{ctx}._inliner_plain = __res")
+    # The emitter puts saved residuals first (one per tensor, or the one group), then the
+    # forward-saved ones, then plain ones: backward then rebuilds the tuple with one
+    # concatenation instead of a per-slot copy (this is the hot path).
+    k = len(saved_idx) if saved_tensors_idx is None else (1 if not saved_idx and saved_tensors_idx == 0 else -1)
+    m = len(fsaved_idx)
+    prefix_layout = k >= 0 and saved_idx == tuple(range(len(saved_idx))) and fsaved_idx == tuple(range(k, k + m))
+    if prefix_layout:
+        body.append(f"{ctx}._inliner_tail = __res[{k + m}:]" if k + m else f"{ctx}._inliner_tail = __res")
+    if not prefix_layout or jvp is not None:
+        if cleared:
+            body.append("__plain = list(__res)")
+            body.extend(f"__plain[{i}] = None" for i in cleared)
+            body.append(f"{ctx}._inliner_plain = __plain")
+        else:
+            body.append(f"{ctx}._inliner_plain = __res")
     if not materialize_grads:
         body.append(f"{ctx}.set_materialize_grads(False)")
     if dirty:
@@ -188,7 +197,18 @@ def _combined_carrier_methods(
     forward.__qualname__ = fwd.__qualname__
 
     extra = ", needs_input_grad=ctx.needs_input_grad" if bwd_needs_input_grad else ""
-    if (saved_idx or saved_tensors_idx is not None) and bwd_reads_saved:
+    if prefix_layout:
+        if not k:
+            head = []
+        elif not bwd_reads_saved:
+            head = ["(" + "None, " * k + ")"]
+        elif saved_tensors_idx is not None:
+            head = ["(ctx.saved_tensors,)"]
+        else:
+            head = ["ctx.saved_tensors"]
+        parts = [*head, *(["(" + "None, " * m + ")"] if m else []), "ctx._inliner_tail"]
+        lines = [f"return __bwd({' + '.join(parts)}, *grads{extra})"]
+    elif (saved_idx or saved_tensors_idx is not None) and bwd_reads_saved:
         lines = ["__res = list(ctx._inliner_plain)", "__saved = ctx.saved_tensors"]
         lines.extend(f"__res[{i}] = __saved[{k}]" for k, i in enumerate(saved_idx))
         if saved_tensors_idx is not None:

@@ -8,94 +8,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+import dump_originals as originals
 from harness import load_module
 from inliner import flatten
-
-ORIGINALS = '''
-import torch
-from torch import nn
-
-
-class SaveInputs(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, w):
-        ctx.save_for_backward(x, w)
-        return x * w
-
-    @staticmethod
-    def backward(ctx, g):
-        x, w = ctx.saved_tensors
-        return g * w * 3, g * x * 5
-
-
-class SaveIntermediate(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = x.sin()
-        ctx.save_for_backward(y)
-        return y * 2
-
-    @staticmethod
-    def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        return g * y * 7
-
-
-class NonTensorAttr(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, k):
-        ctx.k = k
-        return x * k
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * ctx.k * 11, None
-
-
-class TwoOutputs(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = x * 2
-        i = y.argmax()
-        ctx.mark_non_differentiable(i)
-        ctx.save_for_backward(x)
-        return y, i
-
-    @staticmethod
-    def backward(ctx, g, gi):
-        (x,) = ctx.saved_tensors
-        return g * x * 13
-
-
-class Scaled(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.weight = nn.Parameter(torch.randn(4))
-
-    def forward(self, x):
-        return SaveInputs.apply(x, self.weight).sum()
-
-
-def f_save_inputs(x, w):
-    return SaveInputs.apply(x, w).sum()
-
-
-def f_intermediate(x):
-    return SaveIntermediate.apply(x).sum()
-
-
-def f_attr(x):
-    return NonTensorAttr.apply(x, 3.0).sum()
-
-
-def f_two_outputs(x):
-    y, i = TwoOutputs.apply(x)
-    return y.sum() + i
-
-
-def f_two_functions(x, w):
-    return (SaveInputs.apply(x, w) + SaveIntermediate.apply(x)).sum()
-'''
 
 CASES = {
     "saved inputs": ("f_save_inputs", 2),
@@ -128,7 +43,6 @@ def _grads(outputs, leaves):
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
 def test_flattened_dump_matches_original(case):
-    originals = load_module(ORIGINALS, "hop_originals")
     name, n_inputs = CASES[case]
     torch.manual_seed(0)
     inputs = [torch.randn(4, requires_grad=True) for _ in range(n_inputs)]
@@ -157,30 +71,5 @@ def test_flattened_dump_matches_original(case):
 
     # The backward really is the custom one: the true derivative differs.
     with torch.enable_grad():
-        true_grads = _grads([_through_forward(originals, fn, inputs)], leaves)
+        true_grads = _grads([originals.through_forward(fn, inputs)], leaves)
     assert any(not torch.equal(t, g) for t, g in zip(true_grads, got_grads) if t is not None)
-
-
-def _through_forward(originals, fn, inputs):
-    """Run the original with every Function replaced by its forward differentiated by autograd."""
-    saved = {}
-    for name in ("SaveInputs", "SaveIntermediate", "NonTensorAttr", "TwoOutputs"):
-        cls = getattr(originals, name)
-        saved[name] = cls.apply
-
-        def plain(*args, _cls=cls):
-            class Ctx:
-                def save_for_backward(self, *a):
-                    pass
-
-                def mark_non_differentiable(self, *a):
-                    pass
-
-            return _cls.forward(Ctx(), *args)
-
-        cls.apply = plain
-    try:
-        return fn(*inputs)
-    finally:
-        for name, apply in saved.items():
-            getattr(originals, name).apply = apply

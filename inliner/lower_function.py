@@ -255,6 +255,7 @@ class _BodyRewriter(cst.CSTTransformer):
         self.returns = returns
 
         self.emptied: set[int] = set()
+        self.pinned: list[cst.CSTNode] = []
 
     def on_leave(self, original_node, updated_node):  # type: ignore[override]
         key = id(original_node)
@@ -266,9 +267,11 @@ class _BodyRewriter(cst.CSTTransformer):
         if key in self.returns:
             return self.returns[key](updated_node)
         if isinstance(updated_node, cst.SimpleStatementLine) and not updated_node.body:
-            # Keep the line until its block is rebuilt, so its comments can move on.
+            # Keep the line until its block is rebuilt, so its comments can move on. The
+            # placeholder is pinned: a freed one's id could be reused by a later node.
             placeholder = updated_node.with_changes(body=[cst.Pass()])
             self.emptied.add(id(placeholder))
+            self.pinned.append(placeholder)
             return placeholder
         if isinstance(updated_node, cst.IndentedBlock):
             return self._drop_emptied(updated_node)

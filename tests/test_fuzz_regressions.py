@@ -410,3 +410,167 @@ def test_file_that_does_not_compile_is_left_alone():
         compile(DUPLICATE_PARAMETER, "<input>", "exec")
     result = flatten(DUPLICATE_PARAMETER)
     assert result.source == DUPLICATE_PARAMETER and not result.flattened
+
+
+STATEMENT_AFTER_EMPTIED_BLOCK = """\
+import torch
+
+
+class F(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, t0, t1, t2, t3, opt, flag, k):
+        h0 = t3.exp() * 0.1
+        h1 = h0 ** 2
+        m0 = (h0 > 0).float()
+        ctx.mark_non_differentiable(m0)
+        ctx.t_0 = t2
+        ctx.pair_1 = (t1, (1.0 if opt is None else opt))
+        ctx.ta_2, ctx.tb_2 = h0, k
+        if not flag:
+            ctx.s_3 = (1.0 if opt is None else opt)
+            ctx.s_4 = k
+            ctx.save_for_backward(None, t2)
+        t1 = t1 * 3.0 + 1.0
+        t3 = t3 * 3.0 + 1.0
+        out0 = h1 + t1 * 0.5
+        ctx.o_5 = out0
+        return out0, m0, t3.argmax()
+
+    @staticmethod
+    def backward(c, *grads):
+        gsum = grads[0] * 1.5
+        grad_t0 = gsum * c.tb_2 * c.o_5 * 2.0 + gsum * 0.25
+        grad_t1 = gsum * 3.0 + gsum * 0.5
+        grad_t2 = gsum * c.pair_1[0] * c.pair_1[1] * c.ta_2 * c.o_5 * 4.0 + gsum * 0.75
+        grad_t3 = gsum * 5.0 + gsum * 1.0
+        return grad_t0, grad_t1, grad_t2, grad_t3, None, None, None
+
+
+def _rel(out, args):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [
+        [o is a for a in args] + [getattr(o, "_base", None) is a for a in args]
+        for o in outs
+        if isinstance(o, torch.Tensor)
+    ]
+
+
+def _total(out):
+    outs = out if isinstance(out, tuple) else (out,)
+    return sum(o.float().sum() for o in outs if isinstance(o, torch.Tensor) and o.requires_grad)
+
+
+
+
+def scenario_basic_true():
+    t0_leaf = torch.randn((2, 3), requires_grad=True)
+    t1_leaf = torch.randn((2, 3), requires_grad=True)
+    t2_leaf = torch.randn((2, 3), requires_grad=True)
+    t3_leaf = torch.randn((2, 3), requires_grad=True)
+    out = F.apply(t0_leaf, t1_leaf, t2_leaf, t3_leaf, None, True, 2.0)
+    return [t0_leaf, t1_leaf, t2_leaf, t3_leaf], (out, _rel(out, (t0_leaf, t1_leaf, t2_leaf, t3_leaf)))
+
+
+def scenario_double_true():
+    t0_leaf = torch.randn((2, 3), requires_grad=True)
+    t1_leaf = torch.randn((2, 3), requires_grad=True)
+    t2_leaf = torch.randn((2, 3), requires_grad=True)
+    t3_leaf = torch.randn((2, 3), requires_grad=True)
+    out = F.apply(t0_leaf, t1_leaf, t2_leaf, t3_leaf, None, True, 2.0)
+    grads = torch.autograd.grad(_total(out), [t0_leaf, t1_leaf, t2_leaf, t3_leaf], create_graph=True, allow_unused=True)
+    return [t0_leaf, t1_leaf, t2_leaf, t3_leaf], grads
+
+
+def scenario_basic_false():
+    t0_leaf = torch.randn((2, 3), requires_grad=True)
+    t1_leaf = torch.randn((2, 3), requires_grad=True)
+    t2_leaf = torch.randn((2, 3), requires_grad=True)
+    t3_leaf = torch.randn((2, 3), requires_grad=True)
+    out = F.apply(t0_leaf, t1_leaf, t2_leaf, t3_leaf, None, False, 2.0)
+    return [t0_leaf, t1_leaf, t2_leaf, t3_leaf], (out, _rel(out, (t0_leaf, t1_leaf, t2_leaf, t3_leaf)))
+
+
+def scenario_double_false():
+    t0_leaf = torch.randn((2, 3), requires_grad=True)
+    t1_leaf = torch.randn((2, 3), requires_grad=True)
+    t2_leaf = torch.randn((2, 3), requires_grad=True)
+    t3_leaf = torch.randn((2, 3), requires_grad=True)
+    out = F.apply(t0_leaf, t1_leaf, t2_leaf, t3_leaf, None, False, 2.0)
+    grads = torch.autograd.grad(_total(out), [t0_leaf, t1_leaf, t2_leaf, t3_leaf], create_graph=True, allow_unused=True)
+    return [t0_leaf, t1_leaf, t2_leaf, t3_leaf], grads
+
+
+def scenario_keywords():
+    t0_leaf = torch.randn((2, 3), requires_grad=True)
+    t1_leaf = torch.randn((2, 3), requires_grad=True)
+    t2_leaf = torch.randn((2, 3), requires_grad=True)
+    t3_leaf = torch.randn((2, 3), requires_grad=True)
+    out = F.apply(t0_leaf, t1_leaf, t2_leaf, t3_leaf, opt=None, flag=False, k=2.0)
+    return [t0_leaf, t1_leaf, t2_leaf, t3_leaf], (out, _rel(out, (t0_leaf, t1_leaf, t2_leaf, t3_leaf)))
+
+
+def scenario_partial_grad():
+    t0_leaf = torch.randn((2, 3))
+    t1_leaf = torch.randn((2, 3))
+    t2_leaf = torch.randn((2, 3), requires_grad=True)
+    t3_leaf = torch.randn((2, 3), requires_grad=True)
+    out = F.apply(t0_leaf, t1_leaf, t2_leaf, t3_leaf, None, False, 2.0)
+    return [t2_leaf, t3_leaf], (out, _rel(out, (t0_leaf, t1_leaf, t2_leaf, t3_leaf)))
+
+
+def scenario_version():
+    t0_leaf = torch.randn((2, 3), requires_grad=True)
+    t0_arg = t0_leaf * 1
+    t1_leaf = torch.randn((2, 3), requires_grad=True)
+    t1_arg = t1_leaf * 1
+    t2_leaf = torch.randn((2, 3), requires_grad=True)
+    t2_arg = t2_leaf * 1
+    t3_leaf = torch.randn((2, 3), requires_grad=True)
+    t3_arg = t3_leaf * 1
+    out = F.apply(t0_arg, t1_arg, t2_arg, t3_arg, None, False, 2.0)
+    t1_arg.add_(1.0)
+    return [t0_leaf, t1_leaf, t2_leaf, t3_leaf], out
+
+
+def scenario_twice():
+    t0_leaf = torch.randn((2, 3), requires_grad=True)
+    t1_leaf = torch.randn((2, 3), requires_grad=True)
+    t2_leaf = torch.randn((2, 3), requires_grad=True)
+    t3_leaf = torch.randn((2, 3), requires_grad=True)
+    out = F.apply(t0_leaf, t1_leaf, t2_leaf, t3_leaf, None, False, 2.0)
+    torch.autograd.grad(_total(out), [t0_leaf, t1_leaf, t2_leaf, t3_leaf], allow_unused=True)
+    return [t0_leaf, t1_leaf, t2_leaf, t3_leaf], out
+
+
+def scenario_no_grad():
+    t0_leaf = torch.randn((2, 3), requires_grad=True)
+    t1_leaf = torch.randn((2, 3), requires_grad=True)
+    t2_leaf = torch.randn((2, 3), requires_grad=True)
+    t3_leaf = torch.randn((2, 3), requires_grad=True)
+    with torch.no_grad():
+        out = F.apply(t0_leaf, t1_leaf, t2_leaf, t3_leaf, None, False, 2.0)
+    return [t0_leaf, t1_leaf, t2_leaf, t3_leaf], (out, _rel(out, (t0_leaf, t1_leaf, t2_leaf, t3_leaf)))
+
+
+def scenario_subset():
+    t0_leaf = torch.randn((2, 3), requires_grad=True)
+    t1_leaf = torch.randn((2, 3), requires_grad=True)
+    t2_leaf = torch.randn((2, 3), requires_grad=True)
+    t3_leaf = torch.randn((2, 3), requires_grad=True)
+    out = F.apply(t0_leaf, t1_leaf, t2_leaf, t3_leaf, None, False, 2.0)
+    return [t0_leaf, t1_leaf, t2_leaf, t3_leaf], out[0] if isinstance(out, tuple) else out
+
+
+def probe_0(p_t0, p_t1, p_t2, p_t3):
+    out = F.apply(p_t0, p_t1, p_t2, p_t3, None, True, 2.0)
+    outs = out if isinstance(out, tuple) else (out,)
+    return tuple(outs[j] for j in (0,))
+"""
+
+
+def test_statement_after_an_emptied_block_survives():
+    """Regression (seed 901563 of the long profile): dropping `ctx.s_4 = k` emptied a line inside
+    an `if`; the placeholder kept for its comments was freed and a later node reused its id, so
+    the next top-level statement (`t1 = t1 * 3.0 + 1.0`) was dropped too."""
+    assert "t1 = t1 * 3.0 + 1.0" in flatten(STATEMENT_AFTER_EMPTIED_BLOCK).source
+    assert_rewrite_behaves_like_original(STATEMENT_AFTER_EMPTIED_BLOCK, "F")

@@ -439,8 +439,8 @@ class _CombinedLowering:
         # so paths that skip it need not set it.
         read_later = {u.attr for u in bwd_facts.ctx_uses if u.kind in ("read", "getattr")}
         if self.jvp is not None:
-            jvp_facts = analyse(self.jvp, _first_param(self.jvp, name), "backward")
-            read_later |= {u.attr for u in jvp_facts.ctx_uses if u.kind in ("read", "getattr")}
+            self.jvp_facts = analyse(self.jvp, _first_param(self.jvp, name), "backward")
+            read_later |= {u.attr for u in self.jvp_facts.ctx_uses if u.kind in ("read", "getattr")}
         residuals[:] = [r for r in residuals if r.kind != "attr" or r.attr in read_later]
 
         for use in reads:
@@ -547,7 +547,7 @@ class _CombinedLowering:
         assert self.jvp is not None
         jvp = self.jvp
         ctx = _first_param(jvp, self.name)
-        facts = analyse(jvp, ctx, "backward")
+        facts = self.jvp_facts  # analysed once, in lower(), to find the attributes jvp reads
         own = [dataclasses.replace(r, bwd_name="") for r in residuals]
         attr_residual = {r.attr: r for r in own if r.kind == "attr"}
         scratch = VJPSpec(saved_for_backward_idx=spec.saved_for_forward_idx)

@@ -258,7 +258,7 @@ def _flatten_call(
     call = site.call
     operands = call.args[2:]
     flat_name = fresh(site.name, taken)
-    try:
+    with _positions_from(candidate, *blocks):
         vjp = lower_hop(
             flat_name,
             fwd_block.node,
@@ -269,15 +269,6 @@ def _flatten_call(
             bwd_is_method=site.bwd.is_method,
             taken=taken,
         )
-    except Refuse as refuse:
-        if refuse.refusal.node is not None:
-            for block in blocks:
-                try:
-                    candidate.refusal_position = block.position(refuse.refusal.node)
-                    break
-                except KeyError:
-                    continue
-        raise
     candidate.name = flat_name
     candidate.outcome = vjp
     statements = emit(vjp, runtime_name, nested=False)
@@ -393,21 +384,24 @@ def _owns_lines(statement: ast.stmt, text: SourceText) -> bool:
 
 
 class _positions_from:
-    """Record where a refusal raised inside a block points to, in file coordinates."""
+    """Record where a refusal raised inside the lowering points to, in file coordinates
+    (the refused node lies in one of ``blocks``)."""
 
-    def __init__(self, candidate: _Candidate, block) -> None:
+    def __init__(self, candidate: _Candidate, *blocks) -> None:
         self.candidate = candidate
-        self.block = block
+        self.blocks = blocks
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         if isinstance(exc, Refuse) and exc.refusal.node is not None:
-            try:
-                self.candidate.refusal_position = self.block.position(exc.refusal.node)
-            except KeyError:
-                pass  # a node the lowering synthesized: report at the class name
+            for block in self.blocks:
+                try:
+                    self.candidate.refusal_position = block.position(exc.refusal.node)
+                    break
+                except KeyError:
+                    continue  # not in this block (or synthesized by the lowering: report at the name)
         return False
 
 

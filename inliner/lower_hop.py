@@ -60,7 +60,7 @@ def lower_hop(
     n_outputs, n_saved = _fwd_shape(fwd_body, name)
     positional = [p for p in bwd_params.params]
     if bwd_params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or bwd_params.kwonly_params or bwd_params.star_kwarg:
-        raise Refuse("INL201", f"the backward body takes *args/**kwargs", bwd)
+        raise Refuse("INL201", "the backward body takes *args/**kwargs", bwd)
     if len(positional) != n_outputs + n_saved:
         raise Refuse(
             "INL201",
@@ -75,7 +75,7 @@ def lower_hop(
         n_tensor_args = sum(flags.args_tensor_mask or ())
         extra_nones = n_operands - n_tensor_args
         if extra_nones < 0:
-            raise Refuse("INL201", f"args_tensor_mask names more tensors than the call passes", bwd)
+            raise Refuse("INL201", "args_tensor_mask names more tensors than the call passes", bwd)
     if extra_nones:
         # torch <= 2.9 applies the Function to the tensor args only; lifted free
         # variables get no gradient slot, so bwd answers None for them.
@@ -109,9 +109,9 @@ def lower_hop(
 def _drop_leading(func: cst.FunctionDef, count: int, name: str) -> cst.Parameters:
     params = func.params
     if params.posonly_params:
-        raise Refuse("INL201", f"a body with positional-only parameters", func)
+        raise Refuse("INL201", "a body with positional-only parameters", func)
     if len(params.params) < count:
-        raise Refuse("INL201", f"a body takes fewer parameters than its ABI needs", func)
+        raise Refuse("INL201", "a body takes fewer parameters than its ABI needs", func)
     dropped = params.params[:count]
     used = names_in(func.body)
     for param in dropped:
@@ -182,16 +182,16 @@ def _fwd_shape(body: cst.IndentedBlock, name: str) -> tuple[int, int]:
     """(number of outputs, number of saved values) from fwd's final ``return (outputs, saved)``."""
     last = body.body[-1] if body.body else None
     if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
-        raise Refuse("INL201", f"the forward body does not end in a return", last or body)
+        raise Refuse("INL201", "the forward body does not end in a return", last or body)
     value = last.body[-1].value
     if not (isinstance(value, cst.Tuple) and len(value.elements) == 2):
-        raise Refuse("INL201", f"the forward body does not return (outputs, saved)", last)
+        raise Refuse("INL201", "the forward body does not return (outputs, saved)", last)
     outputs, saved = (el.value for el in value.elements)
     if not isinstance(saved, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in saved.elements):
-        raise Refuse("INL201", f"the forward body's saved values are not a literal tuple", last)
+        raise Refuse("INL201", "the forward body's saved values are not a literal tuple", last)
     if isinstance(outputs, cst.Tuple):
         if any(isinstance(e, cst.StarredElement) for e in outputs.elements):
-            raise Refuse("INL201", f"the forward body's outputs are starred", last)
+            raise Refuse("INL201", "the forward body's outputs are starred", last)
         return len(outputs.elements), len(saved.elements)
     return 1, len(saved.elements)
 
@@ -199,7 +199,7 @@ def _fwd_shape(body: cst.IndentedBlock, name: str) -> tuple[int, int]:
 def _append_nones(body: cst.IndentedBlock, count: int, name: str, where: cst.CSTNode) -> cst.IndentedBlock:
     last = body.body[-1]
     if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
-        raise Refuse("INL201", f"the backward body does not end in a return", where)
+        raise Refuse("INL201", "the backward body does not end in a return", where)
     ret = last.body[-1]
     value = ret.value
     nones = [cst.Element(cst.Name("None")) for _ in range(count)]
@@ -208,6 +208,6 @@ def _append_nones(body: cst.IndentedBlock, count: int, name: str, where: cst.CST
     elif value is not None:
         new_value = cst.Tuple([cst.Element(value), *nones])
     else:
-        raise Refuse("INL201", f"the backward body returns nothing", where)
+        raise Refuse("INL201", "the backward body returns nothing", where)
     new_last = last.with_changes(body=[*last.body[:-1], ret.with_changes(value=new_value)])
     return body.with_changes(body=[*body.body[:-1], new_last])

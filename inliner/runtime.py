@@ -12,9 +12,9 @@ the original's (see shared/SEMANTICS.md §0).
 - The **setup_context carrier** is what ``torch.func`` transforms get (and what a
   setup_context-style original always uses), so ``grad``/``vjp``/``jacrev`` work even
   where the original was written in the combined ``forward(ctx, ...)`` style.
-- The **thunder carrier** is a combined-style twin that ``thunder.jit`` can trace
-  through its ``autograd.Function`` support: every tensor residual goes through
-  ``save_for_backward`` and no ctx method thunder lacks is called.
+- Under ``thunder.jit`` no carrier is used: ``inliner._thunder`` (loaded when thunder
+  is) gives each flat callable a thunder lookaside that traces ``fwd`` and ``bwd``
+  directly, the way thunder handles the ``autograd_function_apply`` op.
 
 What a tracer sees is the flat callable returned by ``custom_vjp``: a plain
 function registered with ``torch._dynamo.allow_in_graph`` and recognised as a leaf
@@ -40,7 +40,7 @@ import torch.fx
 
 __all__ = ["custom_vjp", "FlatFunction"]
 
-# Argument types that can be neither an fx proxy nor a thunder proxy nor need a
+# Argument types that can be neither an fx proxy nor need a
 # functorch-aware carrier by themselves: calls made only of these take the fast path.
 _PLAIN_TYPES = frozenset(
     {torch.Tensor, torch.nn.Parameter, int, float, bool, str, type(None), torch.dtype, torch.device}
@@ -56,23 +56,17 @@ def _flat_outputs(output: Any) -> tuple:
 
 
 def _find_proxy(values: Iterable[Any]) -> Any:
-    """The first fx or thunder proxy among ``values`` (searched inside lists, tuples and dicts)."""
+    """The first fx proxy among ``values`` (searched inside lists, tuples and dicts)."""
     stack = list(values)
     while stack:
         value = stack.pop()
-        if isinstance(value, torch.fx.Proxy) or _is_thunder_proxy(value):
+        if isinstance(value, torch.fx.Proxy):
             return value
         if isinstance(value, (list, tuple)):
             stack.extend(value)
         elif isinstance(value, dict):
             stack.extend(value.values())
     return None
-
-
-def _is_thunder_proxy(value: Any) -> bool:
-    # Under thunder.jit the interpreted code sees thunder's proxies (TensorProxy,
-    # NumberProxy...); checking the module keeps thunder out of our imports.
-    return type(value).__module__ == "thunder.core.proxies"
 
 
 def _signature_parts(fwd: Callable) -> tuple[list[str], list[str], dict[str, Any], str]:
@@ -248,12 +242,11 @@ class FlatFunction:
 class Carriers:
     """The carriers of one flat function (see the module docstring)."""
 
-    __slots__ = ("eager", "functorch", "thunder")
+    __slots__ = ("eager", "functorch")
 
-    def __init__(self, eager: type, functorch: type, thunder: type) -> None:
+    def __init__(self, eager: type, functorch: type) -> None:
         self.eager = eager
         self.functorch = functorch
-        self.thunder = thunder
 
 
 def custom_vjp(
@@ -348,9 +341,7 @@ def custom_vjp(
     def dispatch(args: tuple, kwargs: dict) -> Any:
         proxy = _find_proxy((args, kwargs))
         if proxy is not None:
-            if isinstance(proxy, torch.fx.Proxy):
-                return proxy.tracer.create_proxy("call_function", flat, args, kwargs)
-            return carriers().thunder.apply(*args, **kwargs)
+            return proxy.tracer.create_proxy("call_function", flat, args, kwargs)
         if functorch_active():
             return carriers().functorch.apply(*args, **kwargs)
         return carriers().eager.apply(*args, **kwargs)
@@ -366,7 +357,7 @@ def custom_vjp(
     for key, value in (attributes or {}).items():
         setattr(flat, key, value)
     _allow_in_graph(flat)
-    _carriers_before_thunder(flat)
+    _register_with_thunder(flat, spec)
     return flat
 
 
@@ -375,6 +366,19 @@ class _Spec:
 
     def __init__(self, **facts: Any) -> None:
         self.__dict__.update(facts)
+
+
+def _decorated_forward(spec: Any) -> Callable:
+    """``fwd`` behind the original's forward decorators, called as ``(ctx, *args)``."""
+    fwd = spec.fwd
+
+    def call_fwd(holder: _CtxStandIn, *args: Any, **kwargs: Any) -> Any:
+        return fwd(*args, **kwargs)
+
+    decorated = call_fwd
+    for decorator in reversed(spec.forward_decorators):
+        decorated = decorator(decorated)
+    return decorated
 
 
 def _build_carriers(spec: Any) -> Carriers:
@@ -391,12 +395,7 @@ def _build_carriers(spec: Any) -> Carriers:
     view_returned_inputs = not spec.fill_defaults
     slot = threading.local()
 
-    def call_fwd(holder: _CtxStandIn, *args: Any, **kwargs: Any) -> Any:
-        return fwd(*args, **kwargs)
-
-    decorated_fwd = call_fwd
-    for decorator in reversed(spec.forward_decorators):
-        decorated_fwd = decorator(decorated_fwd)
+    decorated_fwd = _decorated_forward(spec)
 
     def run(*args: Any, **kwargs: Any) -> Any:
         holder = _CtxStandIn()
@@ -518,78 +517,7 @@ def _build_carriers(spec: Any) -> Carriers:
                 "__qualname__": name,
             },
         )
-    thunder = _thunder_carrier(
-        name,
-        spec.module,
-        decorated_fwd,
-        bwd,
-        saved_tensors_idx=saved_tensors_idx,
-        backward_decorators=spec.backward_decorators,
-        bwd_needs_input_grad=bwd_needs_input_grad,
-    )
-    return Carriers(eager, functorch, thunder)
-
-
-def _thunder_carrier(
-    name: str,
-    module: str,
-    decorated_fwd: Callable,
-    bwd: Callable,
-    *,
-    saved_tensors_idx: int | None,
-    backward_decorators: Sequence[Callable],
-    bwd_needs_input_grad: bool,
-) -> type:
-    """A combined-style twin for ``thunder.jit``, which traces ``Function.apply`` itself.
-
-    thunder's ctx stand-in supports ``save_for_backward`` and attributes holding
-    non-tensors, nothing else: so every tensor residual (including tensors the
-    original kept as plain ctx attributes) is saved, ``needs_input_grad`` is taken
-    from the inputs' ``requires_grad``, and the autograd-graph flags (dirty,
-    non-differentiable, materialize) are not replayed: thunder's traces are
-    functional, it has no such graph metadata.
-    """
-
-    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
-        if bwd_needs_input_grad:
-            ctx._inliner_needs_input_grad = tuple(bool(getattr(a, "requires_grad", False)) for a in args)
-        outputs, residuals = decorated_fwd(ctx, *args, **kwargs)
-        tensors: list = []
-        layout: list = []
-        for i, value in enumerate(residuals):
-            if isinstance(value, torch.Tensor):
-                layout.append(("tensor", len(tensors)))
-                tensors.append(value)
-            elif i == saved_tensors_idx:
-                layout.append(("group", len(tensors), len(value)))
-                tensors.extend(value)
-            else:
-                layout.append(("value", value))
-        ctx.save_for_backward(*tensors)
-        ctx._inliner_layout = tuple(layout)
-        return outputs
-
-    def backward(ctx: Any, *grads: Any) -> Any:
-        saved = ctx.saved_tensors
-        residuals = []
-        for entry in ctx._inliner_layout:
-            if entry[0] == "tensor":
-                residuals.append(saved[entry[1]])
-            elif entry[0] == "group":
-                residuals.append(tuple(saved[entry[1] : entry[1] + entry[2]]))
-            else:
-                residuals.append(entry[1])
-        if bwd_needs_input_grad:
-            return bwd(tuple(residuals), *grads, needs_input_grad=ctx._inliner_needs_input_grad)
-        return bwd(tuple(residuals), *grads)
-
-    for decorator in reversed(backward_decorators):
-        backward = decorator(backward)
-    return type(
-        name,
-        (torch.autograd.Function,),
-        {"forward": staticmethod(forward), "backward": staticmethod(backward), "__module__": module, "__qualname__": name},
-    )
+    return Carriers(eager, functorch)
 
 
 def _locate(value: Any, args: tuple, flat_out: tuple) -> tuple:
@@ -636,7 +564,7 @@ def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:
 
 
 _pending_allow_in_graph: "weakref.WeakSet[Callable]" = weakref.WeakSet()
-_pending_carriers: "weakref.WeakSet[Callable]" = weakref.WeakSet()
+_pending_thunder: "weakref.WeakKeyDictionary[Callable, Any]" = weakref.WeakKeyDictionary()
 
 
 def _allow_in_graph(fn: Callable) -> None:
@@ -659,20 +587,45 @@ def _flush_allow_in_graph(dynamo: Any) -> None:
     _pending_allow_in_graph.clear()
 
 
-def _carriers_before_thunder(fn: Callable) -> None:
-    """thunder.jit interprets every Python call, and cannot run the ``type(...)`` that builds
-    a carrier: so once thunder is loaded, carriers are built up front, outside any trace."""
+def _register_with_thunder(fn: Callable, spec: Any) -> None:
+    """Give ``thunder.jit`` a lookaside for ``fn`` (``inliner._thunder``), now if thunder is
+    loaded, else right after it is first imported."""
     if "thunder" in sys.modules:
-        fn.carriers()  # type: ignore[attr-defined]
+        _thunder_register(fn, spec)
         return
-    _pending_carriers.add(fn)
-    _after_import("thunder", _flush_carriers)
+    _pending_thunder[fn] = spec
+    _after_import("thunder", _flush_thunder)
 
 
-def _flush_carriers(_thunder: Any) -> None:
-    for fn in list(_pending_carriers):
-        fn.carriers()  # type: ignore[attr-defined]
-    _pending_carriers.clear()
+def _thunder_register(fn: Callable, spec: Any) -> None:
+    try:
+        from inliner import _thunder
+
+        _thunder.register(fn, spec, _decorated_forward(spec))
+    except Exception as exc:  # a thunder whose internals moved must not break an import
+        _warn_thunder_once(exc)
+
+
+_thunder_warned: list[bool] = []
+
+
+def _warn_thunder_once(exc: Exception) -> None:
+    if not _thunder_warned:
+        _thunder_warned.append(True)
+        import warnings
+
+        warnings.warn(
+            f"inliner: could not register flattened functions with this thunder version ({exc!r}); "
+            "thunder.jit will not see their custom backward",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def _flush_thunder(_thunder_module: Any) -> None:
+    for fn, spec in list(_pending_thunder.items()):
+        _thunder_register(fn, spec)
+    _pending_thunder.clear()
 
 
 _import_callbacks: dict[str, list[Callable[[Any], None]]] = {}

@@ -26,11 +26,6 @@ and checks:
 
 Runs only where lightning-thunder imports (``bash scripts/thunder_env.sh``; then
 ``/tmp/thunder-venv/bin/python -m pytest -m thunder tests/test_thunder_repro.py``).
-
-Known failures are ``xfail(strict=True, raises=KnownFailure)`` with the measured reason
-(see ``ONE_OUTPUT`` below): a test raises
-``KnownFailure`` only after checking that the failure is the recorded one, so another
-failure fails the test and a fix shows up as an XPASS.
 """
 
 from __future__ import annotations
@@ -68,14 +63,8 @@ pytestmark = [
 # --------------------------------------------------------------------------- originals
 # Every backward is a deliberate lie (an extra factor), so a run that loses it shows.
 
-
 from dump_originals import (  # noqa: E402
-    FUNCTIONS,
-    NonTensorAttr,
-    SaveInputs,
-    SaveIntermediate,
     Scaled,
-    TwoOutputs,
     f_attr,
     f_intermediate,
     f_save_inputs,
@@ -86,49 +75,27 @@ from dump_originals import through_forward as _through_forward  # noqa: E402
 
 
 
-# --------------------------------------------------------------------------- known failures
+# --------------------------------------------------------------------------- cases
 
-#: thunder 0.2.6's ``autograd.Function`` support (jit_ext.py) accepts one output only;
-#: the flat callable's thunder carrier is such a Function. thunder's own handling of the
-#: ``autograd_function_apply`` op has no such limit, so the original script passes.
-ONE_OUTPUT = "has 2 proxies but expected 1"
 
 @dataclass(frozen=True)
 class Case:
     target: Callable[[], Callable]  # builds the function or Module
     n_inputs: int
     flat_names: tuple[str, ...]  # the flat callables the engine must define
-    #: why thunder.jit of the (warm) flattened module fails, when it does
-    jit_fails: str | None = None
 
 
 CASES: dict[str, Case] = {
     "saved_inputs": Case(lambda: f_save_inputs, 2, ("SaveInputs",)),
     "saved_intermediate": Case(lambda: f_intermediate, 1, ("SaveIntermediate",)),
     "nontensor_ctx_attr": Case(lambda: f_attr, 1, ("NonTensorAttr",)),
-    "two_outputs_one_nondiff": Case(lambda: f_two_outputs, 1, ("TwoOutputs",), jit_fails=ONE_OUTPUT),
+    "two_outputs_one_nondiff": Case(lambda: f_two_outputs, 1, ("TwoOutputs",)),
     "module_with_parameter": Case(Scaled, 1, ("SaveInputs",)),
     "two_functions_one_graph": Case(lambda: f_two_functions, 2, ("SaveInputs", "SaveIntermediate")),
 }
 IDS = list(CASES)
 SCRIPT = "graph0_thunder_0_repro.py"
 FLAT_SCRIPT = "graph0_thunder_0_repro_flat.py"
-
-
-class KnownFailure(Exception):
-    """Raised by a test once it has checked that its failure is the recorded one."""
-
-
-def _xfail(reason: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, raises=KnownFailure, reason=reason)
-
-
-def _params(reasons: Callable[[Case], str | None]) -> list:
-    out = []
-    for name, case in CASES.items():
-        reason = reasons(case)
-        out.append(pytest.param(name, id=name, marks=[_xfail(reason)] if reason else []))
-    return out
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -258,12 +225,6 @@ def _symbol_names(traces) -> set[str]:
     return names
 
 
-def _known_jit_failure(name: str, exc: Exception) -> None:
-    reason = CASES[name].jit_fails
-    if reason is not None and reason in str(exc):
-        raise KnownFailure(reason) from exc
-
-
 def _jit_run(gen: Generated, path: Path, warm: bool = True):
     module = _load(path, warm=warm)
     jitted = thunder.jit(module.DynamoModule())
@@ -314,28 +275,22 @@ def test_original_script_own_test(own_tests, name):
     assert passed, message
 
 
-@pytest.mark.parametrize("name", _params(lambda case: case.jit_fails))
+@pytest.mark.parametrize("name", IDS)
 def test_flattened_script_own_test(own_tests, name):
     """``python -m pytest graph0_thunder_0_repro_flat.py`` in a fresh process (a cold start:
     thunder.jit meets the flat callables before anything ran them eagerly)."""
     passed, message = own_tests[f"{name}/{FLAT_SCRIPT}"]
-    if not passed and CASES[name].jit_fails and CASES[name].jit_fails in message:
-        raise KnownFailure(message)
     assert passed, message
 
 
-@pytest.mark.parametrize("name", _params(lambda case: case.jit_fails))
+@pytest.mark.parametrize("name", IDS)
 def test_flattened_script_own_test_warm(generated, name):
     """The script's own test function, in this process, after the carriers are built eagerly."""
     module = _load(generated[name].flat_script, warm=True)
-    try:
-        module.test_graph0_thunder_0()
-    except Exception as exc:
-        _known_jit_failure(name, exc)
-        raise
+    module.test_graph0_thunder_0()
 
 
-@pytest.mark.parametrize("name", _params(lambda case: case.jit_fails))
+@pytest.mark.parametrize("name", IDS)
 def test_flattened_module_under_thunder_jit(generated, name):
     """thunder.jit of the flattened DynamoModule: eager values and custom-backward gradients
     of the original Function; no symbol of any thunder trace is the op."""
@@ -352,11 +307,7 @@ def test_flattened_module_under_thunder_jit(generated, name):
     for g, e in zip(original_grads, expected):
         torch.testing.assert_close(g, e)
 
-    try:
-        out, got, traces = _jit_run(gen, gen.flat_script)
-    except Exception as exc:
-        _known_jit_failure(name, exc)
-        raise
+    out, got, traces = _jit_run(gen, gen.flat_script)
     torch.testing.assert_close(out, expected_out)
     for g, e in zip(got, expected):
         torch.testing.assert_close(g, e)
@@ -371,15 +322,11 @@ def test_flattened_module_under_thunder_jit(generated, name):
     assert "higher_order" not in text and "autograd_function_apply(" not in text
 
 
-@pytest.mark.parametrize("name", _params(lambda case: case.jit_fails))
+@pytest.mark.parametrize("name", IDS)
 def test_no_trace_text_mentions_the_op(generated, name):
     """The issue's literal wording: no thunder trace of the rewritten module *mentions*
     ``autograd_function_apply``, not even as a variable name."""
-    try:
-        _, _, traces = _jit_run(generated[name], generated[name].flat_script)
-    except Exception as exc:
-        _known_jit_failure(name, exc)
-        raise
+    _, _, traces = _jit_run(generated[name], generated[name].flat_script)
     text = "\n".join(str(t) for t in traces)
     # every mention is the variable name: never called, never a symbol
     assert not re.search(r"\bautograd_function_apply(_\d+)?\(", text)

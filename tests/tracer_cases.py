@@ -738,7 +738,10 @@ def check_thunderfx(driver: str, rewritten: bool) -> Outcome:
     finally:
         torch._dynamo.reset()
     split_reasons = [str(r.info) for info in infos for r in (info.split_reasons or [])]
-    details = {"thunder_graphs": len(thunder_graphs), "split_reasons": split_reasons}
+    # flat callables thunder's splitter sent to its fallback instead of running them itself
+    names = sorted({getattr(fn, "__name__", "") for fn in functions(driver, rewritten).values()}) if rewritten else []
+    split_out = [n for n in names if any(f"target: <function {n} at" in r for r in split_reasons)]
+    details = {"thunder_graphs": len(thunder_graphs), "split_reasons": split_reasons, "split_out": split_out}
     if any("autograd_function_apply" in code for code in thunder_graphs) or "autograd_function_apply" in text:
         outcome = compare_grads(driver, got)
         return Outcome(False, "autograd_function_apply reaches thunder", {**details, "grads_ok": outcome.ok})

@@ -1,0 +1,212 @@
+"""thunder support for flat callables: each call becomes one thunder symbol named after
+the original, whose subsymbols are ``fwd``'s body and whose grad rule is ``bwd``'s trace.
+
+thunder 0.2.6 (``thunder/core/jit_ext.py``) has two ways into custom gradients: a
+lookaside for ``autograd.Function.apply``, which accepts one output only and none of
+ctx's flags, and one for ``torch.ops.higher_order.autograd_function_apply``, which
+takes a ``(fwd, bwd)`` pair and has no such limits. A flat callable *is* such a pair,
+already free of ctx, so it gets a lookaside of its own built like the op's: trace
+``fwd`` (outputs and residuals), trace ``bwd`` on the residuals' tensors and the
+output grads, register an operator named after the flat callable whose execution is
+the forward trace and whose grad transform runs the backward trace. No trace ever
+mentions ``autograd_function_apply``.
+
+Setting ``thunder_supported`` on the flat callable tells ``thunderfx``'s splitter
+(``thunder/dynamo/splitter.py``) that thunder runs the call node itself, through this
+lookaside, instead of sending it to the inductor fallback.
+
+Imported only once thunder itself is (``runtime._after_import``): it uses thunder's
+internals and must cost nothing to code that never meets thunder.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from thunder.core import jit_ext
+from thunder.core.interpreter import INTERPRETER_SIGNALS, ProvenanceRecord, PseudoInst, unwrap, wrap, wrap_const
+from thunder.core.proxies import Proxy, TensorProxy
+from thunder.core.trace import from_trace, get_tracectx, tracectx
+from thunder.core.trace_interpreter import interpret_trace
+from thunder.core.update_aliases import insert_alias_updates
+import thunder.core.prims as prims
+import thunder.torch as ltorch
+
+from inliner.runtime import _CtxStandIn, _flat_outputs
+
+
+def register(flat: Callable, spec: Any, decorated_fwd: Callable) -> None:
+    """Route every ``thunder.jit`` call of ``flat`` through :func:`_lookaside`."""
+    if not spec.materialize_grads:
+        lookaside = functools.partial(_refuse, spec.name)
+    else:
+        lookaside = functools.partial(_lookaside, spec.name, decorated_fwd, _backward(spec))
+    jit_ext._general_jit_lookaside_map[flat] = lookaside
+    # Not inside thunder where it cannot run: forward decorators (custom_fwd) enter autocast
+    # contexts, which thunder cannot trace inside a symbol, and thunder has no None grads.
+    flat.thunder_supported = spec.materialize_grads and not spec.forward_decorators  # type: ignore[attr-defined]
+
+
+def _refuse(name: str, *args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError(
+        f"{name}: thunder cannot run this custom backward: it relies on set_materialize_grads(False), "
+        "and thunder passes zeros, never None, for the gradient of an unused output"
+    )
+
+
+def _backward(spec: Any) -> Callable:
+    """``backward(ctx, *grads)`` with the original's backward decorators, reading the
+    residuals (and ``needs_input_grad``) from the stand-in ctx."""
+    bwd = spec.bwd
+
+    def backward(ctx: Any, *grads: Any) -> Any:
+        if spec.bwd_needs_input_grad:
+            return bwd(ctx._inliner_residuals, *grads, needs_input_grad=ctx._inliner_needs_input_grad)
+        return bwd(ctx._inliner_residuals, *grads)
+
+    for decorator in reversed(spec.backward_decorators):
+        backward = decorator(backward)
+    return backward
+
+
+def _tensor_leaves(value: Any) -> list:
+    """The proxies in ``value``, searched inside tuples, lists and dicts, in a fixed order."""
+    if isinstance(value, Proxy):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _tensor_leaves(item)]
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _tensor_leaves(item)]
+    return []
+
+
+def _unique(proxies: list) -> tuple:
+    """``proxies`` without repeats (a trace cannot take one variable twice)."""
+    seen: set[str] = set()
+    return tuple(p for p in proxies if not (p.name in seen or seen.add(p.name)))
+
+
+def _new(obj: Any) -> Any:
+    """``obj`` wrapped as made during tracing, so attributes set on it are plain sets
+    (thunder defers sets on outside objects to the epilogue)."""
+    return wrap_const(obj, provenance=ProvenanceRecord(PseudoInst.NEW, inputs=[wrap_const(type(obj)).provenance]))
+
+
+def _distinct_outputs(trace: Any) -> tuple[Any, Any]:
+    """Make every tensor output of ``trace`` a proxy of its own, as ``Function.apply`` makes
+    every output a tensor of its own: an output that is an input, or a tensor returned
+    twice, becomes a shallow copy (else thunder would merge their gradients)."""
+    outputs, residuals = unwrap(trace.output)
+    taken = {a.name for a in (*trace.args, *trace.kwargs.values()) if isinstance(a, Proxy)}
+    flat, copies = [], []
+    for out in _flat_outputs(outputs):
+        if isinstance(out, TensorProxy) and out.name in taken:
+            copy = prims.shallow_copy.meta(out)  # named in the enclosing (computation) trace
+            copies.append(prims.shallow_copy.bind(out, output=copy))
+            out = copy
+        if isinstance(out, Proxy):
+            taken.add(out.name)
+        flat.append(out)
+    if not copies:
+        return outputs, residuals
+    outputs = tuple(flat) if isinstance(outputs, tuple) else flat[0]
+    trace.bound_symbols = [b for b in trace.bound_symbols if b.sym.id != prims.PrimIDs.RETURN] + copies
+    with tracectx(trace):
+        prims.python_return((outputs, residuals))
+    return outputs, residuals
+
+
+def _unpacked(trace: Any) -> Any:
+    """``trace`` with its proxy arguments unpacked first, as thunder's own lookasides do."""
+    unpack = [prims.unpack_trivial.bind(a, name=a.name, output=a) for a in trace.args if isinstance(a, Proxy)]
+    trace.bound_symbols = unpack + trace.bound_symbols
+    return trace
+
+
+def _aliased(trace: Any) -> Any:
+    """thunder's alias pass over ``trace`` (for in-place ops), naming the proxies it makes
+    in the enclosing trace's namespace so they cannot collide with its names."""
+    enclosing = get_tracectx()
+    trace.names |= enclosing.names
+    trace.name_ctr = max(trace.name_ctr, enclosing.name_ctr)
+    aliased = insert_alias_updates(trace, [[i] for i in range(len(trace.args))])
+    enclosing.names |= trace.names
+    enclosing.name_ctr = max(trace.name_ctr, enclosing.name_ctr)
+    return aliased
+
+
+def _lookaside(name: str, decorated_fwd: Callable, backward: Callable, *args: Any, **kwargs: Any) -> Any:
+    ctx = jit_ext.get_jit_ctx()
+    holder = _CtxStandIn()
+    plain_args = tuple(unwrap(a) for a in args)
+    plain_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
+
+    # Forward: fwd's body, returning (outputs, residuals).
+    fwd_trace, provenance = jit_ext._convert_pytorchfunc_to_thundertrace(
+        decorated_fwd,
+        False,
+        call_args=(_new(holder), *args),
+        call_kwargs=kwargs,
+        trace_args=plain_args,
+        trace_kwargs=plain_kwargs,
+        name=name,
+    )
+    if fwd_trace is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
+        return fwd_trace
+    outputs, residuals = _distinct_outputs(fwd_trace)
+    aliased_fwd_trace = _aliased(fwd_trace)
+    outputs_only = from_trace(aliased_fwd_trace)
+    outputs_only.bound_symbols.extend(
+        b.from_bsym() for b in aliased_fwd_trace.bound_symbols if b.sym.id != prims.PrimIDs.RETURN
+    )
+    with tracectx(outputs_only):
+        prims.python_return(outputs)
+
+    @functools.wraps(aliased_fwd_trace.python_callable())
+    @ltorch.call_higher_order_function_and_consider_outer_autograd_setting
+    def forward(*a: Any, **k: Any) -> Any:
+        return interpret_trace(outputs_only, *a, **k)
+
+    # Backward: bwd on (residuals, *grads), as a trace of (*grads, *residual tensors).
+    flat_outputs = _flat_outputs(outputs)
+    grads = tuple(TensorProxy(like=o) if isinstance(o, TensorProxy) else None for o in flat_outputs)
+    grad_proxies = tuple(g for g in grads if g is not None)
+    saved = _unique(_tensor_leaves(residuals))
+    # A fresh stand-in carrying what forward decorators (custom_fwd) set on the first.
+    bwd_holder = _CtxStandIn()
+    vars(bwd_holder).update(vars(holder))
+    bwd_holder._inliner_residuals = residuals
+    bwd_holder._inliner_needs_input_grad = tuple(
+        isinstance(a, TensorProxy) and bool(a.requires_grad) for a in plain_args
+    )
+    wrapped_grads = tuple(wrap(g, provenance=provenance) if g is not None else wrap_const(None) for g in grads)
+    bwd_trace, _ = jit_ext._convert_pytorchfunc_to_thundertrace(
+        backward,
+        False,
+        call_args=(_new(bwd_holder), *wrapped_grads),
+        trace_args=grad_proxies + saved,
+        name=f"{name}_backward",
+    )
+    if bwd_trace is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
+        return bwd_trace
+    aliased_bwd_trace = _aliased(_unpacked(bwd_trace))
+
+    @functools.wraps(forward)
+    def grad_transform(*a: Any, **k: Any) -> Any:
+        from thunder.core.transforms import get_grad, put_grad
+
+        primal, res = interpret_trace(aliased_fwd_trace, *a, **k)
+        out_grads = tuple(get_grad(o) for o in _flat_outputs(primal) if isinstance(o, TensorProxy))
+        input_grads = interpret_trace(aliased_bwd_trace, *out_grads, *_unique(_tensor_leaves(res)))
+        for arg, grad in zip(a, _flat_outputs(input_grads)):
+            if isinstance(arg, TensorProxy) and isinstance(grad, TensorProxy):
+                put_grad(arg, grad)
+        return primal
+
+    forward_op = ctx.ad_hoc_executor.register_operator(name, like=forward)
+    result = forward_op(*plain_args, **plain_kwargs)
+    ctx.ad_hoc_executor.register_implementation(
+        forward_op, execution_transform=forward, grad_transform=grad_transform
+    )
+    return wrap(result, provenance=ProvenanceRecord(PseudoInst.LOOKASIDE, inputs=[provenance]))

@@ -76,3 +76,27 @@ def test_vmap_where_the_original_declares_a_rule():
     jac_new = torch.func.jacrev(lambda t: rewritten.Exp(t))(x[0])
     jac_old = torch.func.jacrev(lambda t: original.Exp.apply(t))(x[0])
     torch.testing.assert_close(jac_new, jac_old, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("case,name,call,shape", CALLS[:3], ids=[c[0] for c in CALLS[:3]])
+def test_a_tensor_leaked_from_a_transform_is_unwrapped_like_function_apply(case, name, call, shape):
+    """``Function.apply`` unwraps dead functorch wrappers (a tensor kept from inside a
+    finished transform); the flat callable's fast path skips ``Function.apply``, so it
+    must send such a tensor the long way, and give the original's result."""
+    original, rewritten = _pair(case)
+    F_orig, F_new = getattr(original, name), getattr(rewritten, name)
+    leaked = []
+
+    def keep(t):
+        leaked.append(t)
+        return t.sum()
+
+    torch.func.grad(keep)(torch.randn(*shape))
+    (dead,) = leaked
+    assert torch._C._functorch.is_functorch_wrapped_tensor(dead)
+    expected = call(F_orig, dead)
+    got = call(F_new, dead)
+    assert not torch._C._functorch.is_functorch_wrapped_tensor(got)
+    assert type(got) is type(expected)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    assert got.requires_grad == expected.requires_grad

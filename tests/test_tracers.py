@@ -95,10 +95,6 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
 # Where the rewrite is known to fail a row, with the measured reason (asserted, so a
 # fix or a new failure mode shows up here).
 REWRITE_KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    # One tensor returned as two outputs: torch.func's custom_function_call does not
-    # accumulate the two cotangents the way eager autograd does. The original cannot
-    # run under torch.func at all (combined style).
-    **{(row, "same_tensor_twice"): "gradients differ from eager" for row in ("func_grad", "func_vjp", "func_jacrev")},
     ("export_strict", "amp_decorators/autocast"): (
         # strict export traces the opaque call outside autocast, so custom_fwd's
         # cast_inputs=float32 is skipped and the output comes back bfloat16

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
+import torch
 
 import inliner.runtime
 from golden import case_dirs, render
@@ -68,8 +69,14 @@ def _comparable(case, results: dict) -> dict:
     return strip(results)
 
 
+_TORCH = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+
+
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_rewritten_behaves_like_original(case):
+    source = (case / "input.py").read_text()
+    if _TORCH < (2, 10) and not (case / "reference.py").is_file() and "saved_for_backward_idx" in source:
+        pytest.skip("the original calls the torch 2.13 form of autograd_function_apply (this is torch <= 2.9)")
     original = load_module(_original_source(case), f"{case.name}_original")
     rewritten = load_module((case / "output.py").read_text(), f"{case.name}_rewritten")
     original_results = run_all(original)

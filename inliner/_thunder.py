@@ -41,7 +41,7 @@ def register(flat: Callable, spec: Any, decorated_fwd: Callable) -> None:
     if not spec.materialize_grads:
         lookaside = functools.partial(_refuse, spec.name)
     else:
-        lookaside = functools.partial(_lookaside, spec.name, decorated_fwd, _backward(spec))
+        lookaside = functools.partial(_lookaside, spec.name, decorated_fwd, _backward(spec), spec.dirty)
     jit_ext._general_jit_lookaside_map[flat] = lookaside
     # Not inside thunder where it cannot run: forward decorators (custom_fwd) enter autocast
     # contexts, which thunder cannot trace inside a symbol, and thunder has no None grads.
@@ -93,28 +93,38 @@ def _new(obj: Any) -> Any:
     return wrap_const(obj, provenance=ProvenanceRecord(PseudoInst.NEW, inputs=[wrap_const(type(obj)).provenance]))
 
 
-def _distinct_outputs(trace: Any) -> tuple[Any, Any]:
-    """Make every tensor output of ``trace`` a proxy of its own, as ``Function.apply`` makes
-    every output a tensor of its own: an output that is an input, or a tensor returned
-    twice, becomes a shallow copy (else thunder would merge their gradients)."""
+def _eager_outputs(trace: Any, dirty: tuple[int, ...]) -> tuple[Any, Any, dict[int, int]]:
+    """Outputs that are proxies of their own, and where eager autograd routes the
+    gradients of repeated ones.
+
+    Every tensor output becomes a proxy of its own (thunder merges the gradients of one
+    proxy returned twice, and thunderfx cannot return one twice): an input returned as-is
+    or a repeated tensor becomes a shallow copy. In eager, a tensor made in forward (or a
+    dirty input) at several positions is one object, and autograd gives the last of them
+    the gradient of all: the map ``{earlier position: last position}`` says which
+    gradients to move. An input returned as-is is not one: eager views it per position.
+    """
     outputs, residuals = unwrap(trace.output)
-    taken = {a.name for a in (*trace.args, *trace.kwargs.values()) if isinstance(a, Proxy)}
+    inputs = {a.name for a in (*trace.args, *trace.kwargs.values()) if isinstance(a, Proxy)}
+    dirty_names = {trace.args[i].name for i in dirty if i < len(trace.args) and isinstance(trace.args[i], Proxy)}
+    originals = _flat_outputs(outputs)
+    shared = [o for o in originals if isinstance(o, TensorProxy) and (o.name not in inputs or o.name in dirty_names)]
+    shared_names = {o.name for o in shared}
+    last = {o.name: j for j, o in enumerate(originals) if isinstance(o, TensorProxy) and o.name in shared_names}
+    route = {i: last[o.name] for i, o in enumerate(originals) if isinstance(o, TensorProxy) and last.get(o.name, i) != i}
     flat, copies = [], []
-    for out in _flat_outputs(outputs):
-        if isinstance(out, TensorProxy) and out.name in taken:
+    for j, out in enumerate(originals):
+        if isinstance(out, TensorProxy) and (out.name in inputs or j in route):
             copy = prims.shallow_copy.meta(out)  # named in the enclosing (computation) trace
             copies.append(prims.shallow_copy.bind(out, output=copy))
             out = copy
-        if isinstance(out, Proxy):
-            taken.add(out.name)
         flat.append(out)
-    if not copies:
-        return outputs, residuals
-    outputs = tuple(flat) if isinstance(outputs, tuple) else flat[0]
-    trace.bound_symbols = [b for b in trace.bound_symbols if b.sym.id != prims.PrimIDs.RETURN] + copies
-    with tracectx(trace):
-        prims.python_return((outputs, residuals))
-    return outputs, residuals
+    if copies:
+        outputs = tuple(flat) if isinstance(outputs, tuple) else flat[0]
+        trace.bound_symbols = [b for b in trace.bound_symbols if b.sym.id != prims.PrimIDs.RETURN] + copies
+        with tracectx(trace):
+            prims.python_return((outputs, residuals))
+    return outputs, residuals, route
 
 
 def _unpacked(trace: Any) -> Any:
@@ -136,7 +146,9 @@ def _aliased(trace: Any) -> Any:
     return aliased
 
 
-def _lookaside(name: str, decorated_fwd: Callable, backward: Callable, *args: Any, **kwargs: Any) -> Any:
+def _lookaside(
+    name: str, decorated_fwd: Callable, backward: Callable, dirty: tuple[int, ...], *args: Any, **kwargs: Any
+) -> Any:
     ctx = jit_ext.get_jit_ctx()
     holder = _CtxStandIn()
     plain_args = tuple(unwrap(a) for a in args)
@@ -154,7 +166,7 @@ def _lookaside(name: str, decorated_fwd: Callable, backward: Callable, *args: An
     )
     if fwd_trace is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
         return fwd_trace
-    outputs, residuals = _distinct_outputs(fwd_trace)
+    outputs, residuals, route = _eager_outputs(fwd_trace, dirty)
     aliased_fwd_trace = _aliased(fwd_trace)
     outputs_only = from_trace(aliased_fwd_trace)
     outputs_only.bound_symbols.extend(
@@ -197,7 +209,12 @@ def _lookaside(name: str, decorated_fwd: Callable, backward: Callable, *args: An
         from thunder.core.transforms import get_grad, put_grad
 
         primal, res = interpret_trace(aliased_fwd_trace, *a, **k)
-        out_grads = tuple(get_grad(o) for o in _flat_outputs(primal) if isinstance(o, TensorProxy))
+        flat_primal = _flat_outputs(primal)
+        out_grads = [get_grad(o) if isinstance(o, TensorProxy) else None for o in flat_primal]
+        for i, j in route.items():
+            out_grads[j] = ltorch.add(out_grads[j], out_grads[i])
+            out_grads[i] = ltorch.zeros_like(flat_primal[i])
+        out_grads = [g for g in out_grads if g is not None]
         input_grads = interpret_trace(aliased_bwd_trace, *out_grads, *_unique(_tensor_leaves(res)))
         for arg, grad in zip(a, _flat_outputs(input_grads)):
             if isinstance(arg, TensorProxy) and isinstance(grad, TensorProxy):

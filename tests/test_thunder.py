@@ -139,3 +139,25 @@ def test_jit_trace_spells_out_the_forward():
     assert outcome.ok, outcome.reason
     trace = outcome.details["trace"]
     assert "MyLinear_" in trace and "ltorch.matmul" in trace and "autograd_function_apply" not in trace
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_a_tensor_returned_twice_routes_gradients_like_eager(row):
+    """Eager autograd gives a tensor returned at two positions (one object) the gradient
+    of both, at the last position, and zero at the first. The loss is taken inside the
+    traced function with unequal weights, so giving each position its own gradient shows."""
+    import torch
+    from thunder.dynamo import thunderfx
+
+    original = tc.functions("same_tensor_twice", False)["Twice"]
+    flat = tc.functions("same_tensor_twice", True)["Twice"]
+
+    def loss(twice, x):
+        a, b = twice(x)
+        return (a * 1.0).sum() + (b * 10.0).sum()
+
+    x = torch.randn(3, requires_grad=True)
+    (expected,) = torch.autograd.grad(loss(original, x), x)
+    compile_ = thunder.jit if row == "thunder_jit" else thunderfx
+    (got,) = torch.autograd.grad(compile_(lambda t: loss(flat, t))(x), x)
+    torch.testing.assert_close(got, expected)

@@ -22,6 +22,7 @@ internals and must cost nothing to code that never meets thunder.
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
 from thunder.core import jit_ext
@@ -41,7 +42,8 @@ def register(flat: Callable, spec: Any, decorated_fwd: Callable) -> None:
     if not spec.materialize_grads:
         lookaside = functools.partial(_refuse, spec.name)
     else:
-        lookaside = functools.partial(_lookaside, spec.name, decorated_fwd, _backward(spec), spec.dirty)
+        backward = _backward(spec)
+        lookaside = functools.partial(_lookaside, spec.name, spec.fwd, decorated_fwd, backward, spec.dirty, spec.nondiff)
     jit_ext._general_jit_lookaside_map[flat] = lookaside
     # Not inside thunder where it cannot run: forward decorators (custom_fwd) enter autocast
     # contexts, which thunder cannot trace inside a symbol, and thunder has no None grads.
@@ -147,9 +149,21 @@ def _aliased(trace: Any) -> Any:
 
 
 def _lookaside(
-    name: str, decorated_fwd: Callable, backward: Callable, dirty: tuple[int, ...], *args: Any, **kwargs: Any
+    name: str,
+    fwd: Callable,
+    decorated_fwd: Callable,
+    backward: Callable,
+    dirty: tuple[int, ...],
+    nondiff: tuple[int, ...],
+    *args: Any,
+    **kwargs: Any,
 ) -> Any:
     ctx = jit_ext.get_jit_ctx()
+    if kwargs:
+        # Inputs passed by keyword are inputs too: bind them to their positions, so that
+        # the gradients bwd returns for them reach them.
+        bound = inspect.signature(fwd).bind(*args, **kwargs)
+        args, kwargs = bound.args, bound.kwargs
     holder = _CtxStandIn()
     plain_args = tuple(unwrap(a) for a in args)
     plain_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
@@ -214,6 +228,9 @@ def _lookaside(
         for i, j in route.items():
             out_grads[j] = ltorch.add(out_grads[j], out_grads[i])
             out_grads[i] = ltorch.zeros_like(flat_primal[i])
+        for j in nondiff:  # eager: a non-differentiable output takes no gradient
+            if out_grads[j] is not None:
+                out_grads[j] = ltorch.zeros_like(flat_primal[j])
         out_grads = [g for g in out_grads if g is not None]
         input_grads = interpret_trace(aliased_bwd_trace, *out_grads, *_unique(_tensor_leaves(res)))
         for arg, grad in zip(a, _flat_outputs(input_grads)):

@@ -500,7 +500,9 @@ def _build_carriers(spec: Any) -> Carriers:
         "forward": staticmethod(forward),
         "setup_context": staticmethod(setup_context),
         "backward": staticmethod(decorated_bwd),
-        "generate_vmap_rule": spec.generate_vmap_rule,
+        # No rule of the original's own: torch generates one by vmapping fwd and bwd (a
+        # Function it cannot vmap, e.g. one with mark_dirty, still raises torch's error).
+        "generate_vmap_rule": spec.generate_vmap_rule or spec.vmap is None,
         "__module__": spec.module,
         "__qualname__": name,
     }

@@ -37,7 +37,7 @@ ROW_LABELS = {
     "func_grad": "`torch.func.grad`",
     "func_vjp": "`torch.func.vjp`",
     "func_jacrev": "`torch.func.jacrev`",
-    "vmap": "`torch.vmap` (where the original declares a vmap rule)",
+    "vmap": "`torch.vmap`: values and per-sample gradients (`vmap(grad)`)",
     "fx_symbolic_trace": "`torch.fx.symbolic_trace`: leaf node, custom backward kept",
     "export": "`torch.export.export` (non-strict)",
     "export_strict": "`torch.export.export(strict=True)`",
@@ -49,6 +49,9 @@ WHY = {
     ("fx_symbolic_trace", "amp_decorators/autocast"): "fx does not record the autocast context manager; not applicable",
     ("export_strict", "amp_decorators/autocast"): "strict export traces the opaque call outside autocast, so "
     "`custom_fwd(cast_inputs=float32)` is skipped and the output is bfloat16",
+    ("vmap", "mark_dirty"): "torch generates no vmap rule for a Function with `mark_dirty`",
+    ("vmap", "hop_dump_dirty"): "same as `mark_dirty`",
+    ("vmap", "list_and_nontensor_outputs/WithInt"): "vmap needs `out_dims=None` for an int output; not applicable",
     ("thunder_jit", "materialize_grads"): "thunder has no None gradients (an unused output's grad is zeros), so "
     "the flat callable refuses with a message instead of running a backward that tests `g is None`",
     ("thunder_jit", "amp_decorators/autocast"): "thunder cannot run the autocast context around the call",
@@ -66,6 +69,8 @@ def _category(reason: str) -> str:
         ("torch.ops.higher_order.autograd_function_apply", "graph holds `autograd_function_apply`"),
         ("must override the setup_context", "combined style rejected by torch.func"),
         ("does not have vmap support", "no vmap rule"),
+        ("marked as dirty during the forward", "vmap: `mark_dirty` unsupported"),
+        ("must only return Tensors", "vmap: a non-tensor output"),
         ("custom backward dropped", "custom backward dropped"),
         ("gradients differ", "wrong gradients"),
         ("outputs differ", "wrong outputs"),
@@ -110,8 +115,6 @@ def collect(rows: list[str]) -> dict[str, dict[str, dict[str, dict]]]:
     for row in rows:
         results[row] = {}
         for driver in sorted(tc.DRIVERS):
-            if row == "vmap" and not tc.DRIVERS[driver].vmap_rule:
-                continue
             cell = {}
             for side, rewritten in (("original", False), ("rewritten", True)):
                 outcome = tc.run(row, driver, rewritten)
@@ -159,7 +162,7 @@ def render(results: dict, versions: dict[str, str], not_driven: dict[str, str]) 
         (row, driver, cell["rewritten"]["reason"])
         for row, per in results.items()
         for driver, cell in per.items()
-        if not cell["rewritten"]["ok"] and not (row == "vmap")
+        if not cell["rewritten"]["ok"]
     ]
     if failures:
         lines += [

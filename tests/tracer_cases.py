@@ -65,8 +65,6 @@ class Driver:
     # The rewrite's flat callables this driver exercises (by module-level name); checked
     # against the module so that a new Function in a case cannot go unnoticed.
     names: tuple[str, ...] = ()
-    # True when the original declares a vmap rule (generate_vmap_rule / vmap staticmethod).
-    vmap_rule: bool = False
     # In how many graph nodes each flat callable should appear under fx / dynamo.
     calls_per_trace: int = 1
     # Tolerance of the non-exact comparisons (compiled kernels may reorder float ops).
@@ -161,7 +159,6 @@ DRIVERS: dict[str, Driver] = {
             ("Exp",),
             lambda: (_randn(3),),
             lambda f, x: (f["Exp"](x), f["Exp"](x, 0.5)),
-            vmap_rule=True,
             calls_per_trace=2,
         ),
         _driver("vjp_and_self", ("Square",), lambda: (_randn(3),), lambda f, x: f["Square"](x)),
@@ -573,19 +570,47 @@ def check_func_jacrev(driver: str, rewritten: bool) -> Outcome:
 
 
 def check_vmap(driver: str, rewritten: bool) -> Outcome:
-    """vmap over a batch of 2 of every input, against a Python loop of the eager original."""
+    """vmap over a batch of 2 of every input: the values, and the per-sample gradients
+    (``vmap(grad(loss))``, when every input is a float tensor), against a Python loop of
+    eager calls of the original (of the rewrite, for a dumped graph with no original;
+    the eager row already ties it to its reference)."""
     inputs = _plain(make_inputs(driver))
     batched = tuple(torch.stack([t, t * 2]) for t in inputs)
     f = body(driver, rewritten)
-    reference_f = body(driver, rewritten=False)
+    reference_f = body(driver, rewritten=not has_original(driver))
+    tol = {"rtol": DRIVERS[driver].rtol, "atol": DRIVERS[driver].atol}
     try:
         got = torch.vmap(f)(*batched)
     except Exception as exc:
         return Outcome(False, _short(exc))
     rows = [reference_f(*(b[i] for b in batched)) for i in range(2)]
     expected = torch.utils._pytree.tree_map(lambda *ts: torch.stack(ts), *rows)
-    tol = {"rtol": DRIVERS[driver].rtol, "atol": DRIVERS[driver].atol}
-    return Outcome(True) if same(flat_tensors(got), flat_tensors(expected), False, **tol) else Outcome(False, "values differ")
+    if not same(flat_tensors(got), flat_tensors(expected), False, **tol):
+        return Outcome(False, "values differ")
+    if not all(isinstance(t, torch.Tensor) and t.is_floating_point() for t in inputs):
+        return Outcome(True, details={"per_sample_grads": False})
+
+    def loss_of(fn: Callable) -> Callable:
+        def loss(*tensors: Any) -> torch.Tensor:
+            floats = [t for t in flat_tensors(fn(*tensors)) if t.is_floating_point()]
+            return sum((t * (k + 1.5)).sum() for k, t in enumerate(floats))
+
+        return loss
+
+    argnums = tuple(range(len(inputs)))
+    try:
+        got_grads = torch.vmap(torch.func.grad(loss_of(f), argnums=argnums))(*batched)
+    except Exception as exc:
+        return Outcome(False, "vmap(grad): " + _short(exc))
+    per_sample = []
+    for i in range(2):
+        xs = [b[i].detach().clone().requires_grad_() for b in batched]
+        grads = torch.autograd.grad(loss_of(reference_f)(*xs), xs, allow_unused=True)
+        per_sample.append([torch.zeros_like(x) if g is None else g for x, g in zip(xs, grads)])
+    expected_grads = [torch.stack([per_sample[0][k], per_sample[1][k]]) for k in range(len(inputs))]
+    if not same(list(got_grads), expected_grads, False, **tol):
+        return Outcome(False, "per-sample gradients differ")
+    return Outcome(True, details={"per_sample_grads": True})
 
 
 def check_fx(driver: str, rewritten: bool) -> Outcome:

@@ -23,11 +23,15 @@ Known failures of the rewrite are listed with the measured reason in
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import pytest
 
+import dump_originals
 import tracer_cases as tc
+from harness import load_module
+from inliner.engine import flatten
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -141,28 +145,6 @@ def test_jit_trace_spells_out_the_forward():
     assert "MyLinear_" in trace and "ltorch.matmul" in trace and "autograd_function_apply" not in trace
 
 
-@pytest.mark.parametrize("row", ROWS)
-def test_a_tensor_returned_twice_routes_gradients_like_eager(row):
-    """Eager autograd gives a tensor returned at two positions (one object) the gradient
-    of both, at the last position, and zero at the first. The loss is taken inside the
-    traced function with unequal weights, so giving each position its own gradient shows."""
-    import torch
-    from thunder.dynamo import thunderfx
-
-    original = tc.functions("same_tensor_twice", False)["Twice"]
-    flat = tc.functions("same_tensor_twice", True)["Twice"]
-
-    def loss(twice, x):
-        a, b = twice(x)
-        return (a * 1.0).sum() + (b * 10.0).sum()
-
-    x = torch.randn(3, requires_grad=True)
-    (expected,) = torch.autograd.grad(loss(original, x), x)
-    compile_ = thunder.jit if row == "thunder_jit" else thunderfx
-    (got,) = torch.autograd.grad(compile_(lambda t: loss(flat, t))(x), x)
-    torch.testing.assert_close(got, expected)
-
-
 NONDIFF_FLOAT_OUTPUT = '''
 import torch
 
@@ -179,22 +161,29 @@ class Split(torch.autograd.Function):
         return ga * 5 + gb * 7
 '''
 
+#: Two-output Functions whose eager gradient routing thunder's own would get wrong, with
+#: the loss taken inside the traced function and the outputs weighted unequally.
+TWO_OUTPUTS = {
+    # one tensor at two positions: eager gives the last position the gradient of both,
+    # the first zero
+    "same_tensor_twice": ((tc.GOLDEN / "same_tensor_twice" / "input.py").read_text(), "Twice"),
+    # a float output marked non-differentiable takes no gradient, even when the loss uses it
+    "nondiff_float_output": (NONDIFF_FLOAT_OUTPUT, "Split"),
+}
 
+
+@pytest.mark.parametrize("case", sorted(TWO_OUTPUTS))
 @pytest.mark.parametrize("row", ROWS)
-def test_a_non_differentiable_float_output_gets_a_zero_gradient(row):
-    """In eager a non-differentiable output takes no gradient, so backward sees zeros for
-    it even when the loss uses it; thunder would hand backward that output's cotangent."""
+def test_two_outputs_get_eager_gradient_routing(row, case):
     import torch
     from thunder.dynamo import thunderfx
 
-    from harness import load_module
-    from inliner.engine import flatten
+    source, name = TWO_OUTPUTS[case]
+    original = getattr(load_module(source, f"{case}_original"), name).apply
+    flat = getattr(load_module(flatten(source).source, f"{case}_flat"), name)
 
-    original = load_module(NONDIFF_FLOAT_OUTPUT, "nondiff_original").Split.apply
-    flat = load_module(flatten(NONDIFF_FLOAT_OUTPUT).source, "nondiff_flat").Split
-
-    def loss(split, x):
-        a, b = split(x)
+    def loss(fn, x):
+        a, b = fn(x)
         return (a * 1.0).sum() + (b * 10.0).sum()
 
     x = torch.randn(3, requires_grad=True)
@@ -204,35 +193,16 @@ def test_a_non_differentiable_float_output_gets_a_zero_gradient(row):
     torch.testing.assert_close(got, expected)
 
 
-KEYWORD_INPUT = '''
-import torch
-
-
-class Mul(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, w):
-        ctx.save_for_backward(x, w)
-        return x * w
-
-    @staticmethod
-    def backward(ctx, g):
-        x, w = ctx.saved_tensors
-        return g * w * 3, g * x * 5
-'''
-
-
 def test_a_tensor_passed_by_keyword_gets_its_gradient():
-    """``Mul.apply(x, w=w)`` gives ``w`` the gradient backward returns for it in eager on
-    torch 2.13 (torch 2.9's ``apply`` takes no keywords: the positional call stands in;
-    for the same reason dynamo, running the call on fake tensors, rejects it, so there is
-    no thunderfx variant here)."""
+    """``SaveInputs.apply(x, w=w)`` gives ``w`` the gradient backward returns for it in
+    eager on torch 2.13 (torch 2.9's ``apply`` takes no keywords: the positional call
+    stands in; for the same reason dynamo, running the call on fake tensors, rejects it,
+    so there is no thunderfx variant here)."""
     import torch
 
-    from harness import load_module
-    from inliner.engine import flatten
-
-    original = load_module(KEYWORD_INPUT, "keyword_original").Mul.apply
-    flat = load_module(flatten(KEYWORD_INPUT).source, "keyword_flat").Mul
+    source = "import torch\n\n\n" + inspect.getsource(dump_originals.SaveInputs)
+    original = load_module(source, "keyword_original").SaveInputs.apply
+    flat = load_module(flatten(source).source, "keyword_flat").SaveInputs
     x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
     expected = torch.autograd.grad(original(x, w).sum(), (x, w))
     got = torch.autograd.grad(thunder.jit(lambda a, b: flat(a, w=b))(x, w).sum(), (x, w))

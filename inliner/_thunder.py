@@ -25,7 +25,7 @@ import functools
 import inspect
 from typing import Any, Callable
 
-from thunder.core import jit_ext
+from thunder.core import dtypes, jit_ext
 from thunder.core.interpreter import INTERPRETER_SIGNALS, ProvenanceRecord, PseudoInst, unwrap, wrap, wrap_const
 from thunder.core.proxies import Proxy, TensorProxy
 from thunder.core.trace import from_trace, get_tracectx, tracectx
@@ -38,23 +38,35 @@ from inliner.runtime import _CtxStandIn, _flat_outputs
 
 
 def register(flat: Callable, spec: Any, decorated_fwd: Callable) -> None:
-    """Route every ``thunder.jit`` call of ``flat`` through :func:`_lookaside`."""
+    """Route every ``thunder.jit`` call of ``flat`` through :func:`_lookaside`, or, for a
+    Function thunder cannot run faithfully, through :func:`_refuse` (a loud error rather
+    than wrong gradients)."""
     if not spec.materialize_grads:
-        lookaside = functools.partial(_refuse, spec.name)
+        lookaside = functools.partial(_refuse, spec.name, _NO_NONE_GRADS)
+    elif spec.dirty:
+        lookaside = functools.partial(_refuse, spec.name, _NO_DIRTY)
     else:
-        backward = _backward(spec)
-        lookaside = functools.partial(_lookaside, spec.name, spec.fwd, decorated_fwd, backward, spec.dirty, spec.nondiff)
+        lookaside = functools.partial(_lookaside, spec.name, spec.fwd, decorated_fwd, _backward(spec), spec.nondiff)
     jit_ext._general_jit_lookaside_map[flat] = lookaside
-    # Not inside thunder where it cannot run: forward decorators (custom_fwd) enter autocast
-    # contexts, which thunder cannot trace inside a symbol, and thunder has no None grads.
+    # thunderfx: run the call inside thunder, except where thunder cannot run it inside one
+    # symbol (forward decorators: custom_fwd enters autocast contexts) or where the call is
+    # refused but thunderfx's fallback gives the original's gradients (materialize_grads).
+    # A mark_dirty Function stays inside, refused: the fallback drops its custom backward.
     flat.thunder_supported = spec.materialize_grads and not spec.forward_decorators  # type: ignore[attr-defined]
 
 
-def _refuse(name: str, *args: Any, **kwargs: Any) -> Any:
-    raise NotImplementedError(
-        f"{name}: thunder cannot run this custom backward: it relies on set_materialize_grads(False), "
-        "and thunder passes zeros, never None, for the gradient of an unused output"
-    )
+_NO_NONE_GRADS = (
+    "it relies on set_materialize_grads(False), and thunder passes zeros, never None, "
+    "for the gradient of an unused output"
+)
+_NO_DIRTY = (
+    "it modifies an input in place (mark_dirty), and thunder cannot make that input the "
+    "custom backward's output everywhere (e.g. when it is a view of a larger tensor)"
+)
+
+
+def _refuse(name: str, why: str, *args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError(f"{name}: thunder cannot run this custom Function: {why}")
 
 
 def _backward(spec: Any) -> Callable:
@@ -95,24 +107,22 @@ def _new(obj: Any) -> Any:
     return wrap_const(obj, provenance=ProvenanceRecord(PseudoInst.NEW, inputs=[wrap_const(type(obj)).provenance]))
 
 
-def _eager_outputs(trace: Any, dirty: tuple[int, ...]) -> tuple[Any, Any, dict[int, int]]:
+def _eager_outputs(trace: Any) -> tuple[Any, Any, dict[int, int]]:
     """Outputs that are proxies of their own, and where eager autograd routes the
     gradients of repeated ones.
 
     Every tensor output becomes a proxy of its own (thunder merges the gradients of one
     proxy returned twice, and thunderfx cannot return one twice): an input returned as-is
-    or a repeated tensor becomes a shallow copy. In eager, a tensor made in forward (or a
-    dirty input) at several positions is one object, and autograd gives the last of them
-    the gradient of all: the map ``{earlier position: last position}`` says which
-    gradients to move. An input returned as-is is not one: eager views it per position.
+    or a repeated tensor becomes a shallow copy. In eager, a tensor made in forward at
+    several positions is one object, and autograd gives the last of them the gradient of
+    all: the map ``{earlier position: last position}`` says which gradients to move. An
+    input returned as-is is not one: eager views it per position.
     """
     outputs, residuals = unwrap(trace.output)
     inputs = {a.name for a in (*trace.args, *trace.kwargs.values()) if isinstance(a, Proxy)}
-    dirty_names = {trace.args[i].name for i in dirty if i < len(trace.args) and isinstance(trace.args[i], Proxy)}
     originals = _flat_outputs(outputs)
-    shared = [o for o in originals if isinstance(o, TensorProxy) and (o.name not in inputs or o.name in dirty_names)]
-    shared_names = {o.name for o in shared}
-    last = {o.name: j for j, o in enumerate(originals) if isinstance(o, TensorProxy) and o.name in shared_names}
+    made = {o.name for o in originals if isinstance(o, TensorProxy) and o.name not in inputs}
+    last = {o.name: j for j, o in enumerate(originals) if isinstance(o, TensorProxy) and o.name in made}
     route = {i: last[o.name] for i, o in enumerate(originals) if isinstance(o, TensorProxy) and last.get(o.name, i) != i}
     flat, copies = [], []
     for j, out in enumerate(originals):
@@ -148,12 +158,22 @@ def _aliased(trace: Any) -> Any:
     return aliased
 
 
+def _check_gradient_count(name: str, returned: Any, n_inputs: int) -> None:
+    """Eager autograd's rule: backward returns a gradient per input of forward; more are
+    allowed only as trailing Nones."""
+    grads = _flat_outputs(returned)
+    if len(grads) < n_inputs or any(g is not None for g in grads[n_inputs:]):
+        raise RuntimeError(
+            f"function {name}Backward returned an incorrect number of gradients "
+            f"(expected {n_inputs}, got {len(grads)})"
+        )
+
+
 def _lookaside(
     name: str,
     fwd: Callable,
     decorated_fwd: Callable,
     backward: Callable,
-    dirty: tuple[int, ...],
     nondiff: tuple[int, ...],
     *args: Any,
     **kwargs: Any,
@@ -180,7 +200,7 @@ def _lookaside(
     )
     if fwd_trace is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
         return fwd_trace
-    outputs, residuals, route = _eager_outputs(fwd_trace, dirty)
+    outputs, residuals, route = _eager_outputs(fwd_trace)
     aliased_fwd_trace = _aliased(fwd_trace)
     outputs_only = from_trace(aliased_fwd_trace)
     outputs_only.bound_symbols.extend(
@@ -203,8 +223,11 @@ def _lookaside(
     bwd_holder = _CtxStandIn()
     vars(bwd_holder).update(vars(holder))
     bwd_holder._inliner_residuals = residuals
+    # thunder cannot tell at trace time which inputs will need a gradient (an
+    # intermediate's proxy says requires_grad=False): every floating-point tensor input
+    # may, and a gradient computed for one that does not is dropped.
     bwd_holder._inliner_needs_input_grad = tuple(
-        isinstance(a, TensorProxy) and bool(a.requires_grad) for a in plain_args
+        isinstance(a, TensorProxy) and dtypes.is_inexact_dtype(a.dtype) for a in plain_args
     )
     wrapped_grads = tuple(wrap(g, provenance=provenance) if g is not None else wrap_const(None) for g in grads)
     bwd_trace, _ = jit_ext._convert_pytorchfunc_to_thundertrace(
@@ -216,6 +239,7 @@ def _lookaside(
     )
     if bwd_trace is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
         return bwd_trace
+    _check_gradient_count(name, unwrap(bwd_trace.output), len(plain_args))
     aliased_bwd_trace = _aliased(_unpacked(bwd_trace))
 
     @functools.wraps(forward)

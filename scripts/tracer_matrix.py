@@ -54,6 +54,12 @@ WHY = {
     ("vmap", "list_and_nontensor_outputs/WithInt"): "vmap needs `out_dims=None` for an int output; not applicable",
     ("thunder_jit", "materialize_grads"): "thunder has no None gradients (an unused output's grad is zeros), so "
     "the flat callable refuses with a message instead of running a backward that tests `g is None`",
+    **{
+        (row, d): "thunder cannot make a dirtied input (possibly a view of a larger tensor) take the custom "
+        "backward, so the flat callable refuses with a message"
+        for row in ("thunder_jit", "thunderfx")
+        for d in ("mark_dirty", "hop_dump_dirty")
+    },
     ("thunder_jit", "amp_decorators/autocast"): "thunder cannot run the autocast context around the call",
     ("thunderfx", "list_and_nontensor_outputs/WithInt"): "a call returning an int: thunder's splitter fails on the "
     "region unpacking it",
@@ -90,6 +96,7 @@ def _category(reason: str) -> str:
         ("KeyError: 'autograd_function_apply'", "thunder: `autograd_function_apply` KeyError"),
         ("BackendCompilerFailed", "thunder backend failed"),
         ("set_materialize_grads(False)", "thunder: no None grads, refused"),
+        ("modifies an input in place (mark_dirty)", "thunder: `mark_dirty`, refused"),
         ("Placeholder node not found", "dynamo: placeholder error"),
         ("Observed exception", "dynamo: setup_context defaults not filled"),
         ("Length mismatch when unpacking", "dynamo: setup_context defaults not filled"),

@@ -52,6 +52,10 @@ REWRITE_KNOWN_FAILURES: dict[tuple[str, str], str] = {
     # relying on set_materialize_grads(False) is refused with this message rather than
     # run with the wrong grads (the original fails too: thunder's ctx lacks the method)
     ("thunder_jit", "materialize_grads"): "set_materialize_grads(False)",
+    # mark_dirty is refused too: thunder cannot make a dirtied view's base take the custom
+    # backward (tests/test_thunder.py: test_mark_dirty_is_refused_not_wrong); the original
+    # fails as well (thunder's ctx has no mark_dirty)
+    **{(row, d): "modifies an input in place (mark_dirty)" for row in ROWS for d in ("mark_dirty", "hop_dump_dirty")},
     # autocast around a custom Function: thunder's autocast exit symbol fails (the original too)
     ("thunder_jit", "amp_decorators/autocast"): "autocast_exit",
     # thunderfx: a thunder region whose call returns a non-tensor (an int) makes thunder's
@@ -207,3 +211,109 @@ def test_a_tensor_passed_by_keyword_gets_its_gradient():
     expected = torch.autograd.grad(original(x, w).sum(), (x, w))
     got = torch.autograd.grad(thunder.jit(lambda a, b: flat(a, w=b))(x, w).sum(), (x, w))
     torch.testing.assert_close(got, expected)
+
+
+NEEDS_INPUT_GRAD = '''
+import torch
+
+
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x * w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        gx = g * w * 7 if ctx.needs_input_grad[0] else None
+        gw = g * x * 5 if ctx.needs_input_grad[1] else None
+        return gx, gw
+'''
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_needs_input_grad_of_an_intermediate_input(row):
+    """An input computed inside the traced function (``a * 1``) needs a gradient; thunder's
+    proxy of it says ``requires_grad=False`` at trace time, which must not drop it."""
+    import torch
+    from thunder.dynamo import thunderfx
+
+    original = load_module(NEEDS_INPUT_GRAD, "nig_original").Mul.apply
+    flat = load_module(flatten(NEEDS_INPUT_GRAD).source, "nig_flat").Mul
+
+    def loss(fn, a, w):
+        return fn(a * 1, w).sum()
+
+    a, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    expected = torch.autograd.grad(loss(original, a, w), (a, w))
+    compile_ = thunder.jit if row == "thunder_jit" else thunderfx
+    got = torch.autograd.grad(compile_(lambda x, y: loss(flat, x, y))(a, w), (a, w))
+    torch.testing.assert_close(got, expected)
+
+
+TOO_FEW_GRADS = '''
+import torch
+
+
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        return x * w
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 7
+'''
+
+
+def test_too_few_gradients_raise_like_eager():
+    import torch
+
+    original = load_module(TOO_FEW_GRADS, "few_original").Mul.apply
+    flat = load_module(flatten(TOO_FEW_GRADS).source, "few_flat").Mul
+    x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="incorrect number of gradients"):
+        original(x, w).sum().backward()
+    with pytest.raises(Exception, match=r"MulBackward returned an incorrect number of gradients \(expected 2, got 1\)"):
+        thunder.jit(lambda a, b: flat(a, b))(x, w)
+
+
+DIRTY_VIEW = '''
+import torch
+
+
+class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 7
+'''
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_mark_dirty_is_refused_not_wrong(row):
+    """A dirtied view of a larger tensor: eager gives the view's elements of the base the
+    custom backward's gradient. thunder cannot express that, so the call is refused."""
+    import torch
+    from thunder.dynamo import thunderfx
+
+    original = load_module(DIRTY_VIEW, "dirty_original").Double.apply
+    flat = load_module(flatten(DIRTY_VIEW).source, "dirty_flat").Double
+
+    def loss(fn, a):
+        b = a * 1
+        fn(b[:2])
+        return b.sum()
+
+    a = torch.ones(4, requires_grad=True)
+    (expected,) = torch.autograd.grad(loss(original, a), a)
+    assert expected.tolist() == [7.0, 7.0, 1.0, 1.0]
+    compile_ = thunder.jit if row == "thunder_jit" else thunderfx
+    with pytest.raises(Exception, match="modifies an input in place"):
+        compile_(lambda t: loss(flat, t))(a)

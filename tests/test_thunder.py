@@ -213,25 +213,6 @@ def test_a_tensor_passed_by_keyword_gets_its_gradient():
     torch.testing.assert_close(got, expected)
 
 
-NEEDS_INPUT_GRAD = '''
-import torch
-
-
-class Mul(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, w):
-        ctx.save_for_backward(x, w)
-        return x * w
-
-    @staticmethod
-    def backward(ctx, g):
-        x, w = ctx.saved_tensors
-        gx = g * w * 7 if ctx.needs_input_grad[0] else None
-        gw = g * x * 5 if ctx.needs_input_grad[1] else None
-        return gx, gw
-'''
-
-
 @pytest.mark.parametrize("row", ROWS)
 def test_needs_input_grad_of_an_intermediate_input(row):
     """An input computed inside the traced function (``a * 1``) needs a gradient; thunder's
@@ -239,8 +220,9 @@ def test_needs_input_grad_of_an_intermediate_input(row):
     import torch
     from thunder.dynamo import thunderfx
 
-    original = load_module(NEEDS_INPUT_GRAD, "nig_original").Mul.apply
-    flat = load_module(flatten(NEEDS_INPUT_GRAD).source, "nig_flat").Mul
+    source = (tc.GOLDEN / "needs_input_grad" / "input.py").read_text()
+    original = load_module(source, "nig_original").Mul.apply
+    flat = load_module(flatten(source).source, "nig_flat").Mul
 
     def loss(fn, a, w):
         return fn(a * 1, w).sum()
@@ -279,23 +261,6 @@ def test_too_few_gradients_raise_like_eager():
         thunder.jit(lambda a, b: flat(a, b))(x, w)
 
 
-DIRTY_VIEW = '''
-import torch
-
-
-class Double(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        x.mul_(2)
-        ctx.mark_dirty(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 7
-'''
-
-
 @pytest.mark.parametrize("row", ROWS)
 def test_mark_dirty_is_refused_not_wrong(row):
     """A dirtied view of a larger tensor: eager gives the view's elements of the base the
@@ -303,8 +268,9 @@ def test_mark_dirty_is_refused_not_wrong(row):
     import torch
     from thunder.dynamo import thunderfx
 
-    original = load_module(DIRTY_VIEW, "dirty_original").Double.apply
-    flat = load_module(flatten(DIRTY_VIEW).source, "dirty_flat").Double
+    source = (tc.GOLDEN / "mark_dirty" / "input.py").read_text()
+    original = load_module(source, "dirty_original").AddOneInplace.apply
+    flat = load_module(flatten(source).source, "dirty_flat").AddOneInplace
 
     def loss(fn, a):
         b = a * 1
@@ -313,7 +279,7 @@ def test_mark_dirty_is_refused_not_wrong(row):
 
     a = torch.ones(4, requires_grad=True)
     (expected,) = torch.autograd.grad(loss(original, a), a)
-    assert expected.tolist() == [7.0, 7.0, 1.0, 1.0]
+    assert expected.tolist() == [2.0, 2.0, 1.0, 1.0]  # the custom backward (g * 2) on the view
     compile_ = thunder.jit if row == "thunder_jit" else thunderfx
     with pytest.raises(Exception, match="modifies an input in place"):
         compile_(lambda t: loss(flat, t))(a)

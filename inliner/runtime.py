@@ -27,6 +27,7 @@ This module must not import libcst or black: rewritten code pays only for torch.
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.util
 import inspect
@@ -366,24 +367,63 @@ def custom_vjp(
     def dispatch(args: tuple, kwargs: dict) -> Any:
         proxy = _find_proxy((args, kwargs))
         if proxy is not None:
-            return proxy.tracer.create_proxy("call_function", flat, args, kwargs)
+            return proxy.tracer.create_proxy("call_function", public, args, kwargs)
         if functorch_active():
             return carriers().functorch_apply(*args, **kwargs)
         return carriers().eager.apply(*args, **kwargs)
 
-    flat.__name__ = name
-    flat.__qualname__ = name
-    flat.__module__ = spec.module
-    flat.__doc__ = getattr(fwd, "__doc__", None)
-    flat.fwd = fwd  # type: ignore[attr-defined]
-    flat.bwd = bwd  # type: ignore[attr-defined]
-    flat.apply = flat  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
-    flat.carriers = carriers  # type: ignore[attr-defined]
+    # What the user calls: ``flat`` itself, or, for a ``custom_fwd(cast_inputs=...)``
+    # original, ``flat`` behind that decorator's input casting (see _with_input_casting).
+    cast = _cast_inputs_of(spec.forward_decorators)
+    public = flat if cast is None else _with_input_casting(flat, *cast)
+    for fn in {flat, public}:
+        fn.__name__ = name
+        fn.__qualname__ = name
+        fn.__module__ = spec.module
+        fn.__doc__ = getattr(fwd, "__doc__", None)
+    public.fwd = fwd  # type: ignore[attr-defined]
+    public.bwd = bwd  # type: ignore[attr-defined]
+    public.apply = public  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
+    public.carriers = carriers  # type: ignore[attr-defined]
+    public.call = flat  # type: ignore[attr-defined]  # the single call node tracers see
     for key, value in (attributes or {}).items():
-        setattr(flat, key, value)
+        setattr(public, key, value)
     _allow_in_graph(flat)
     _register_with_thunder(flat, spec)
-    return flat
+    return public
+
+
+def _cast_inputs_of(decorators: Sequence[Callable]) -> tuple[str, Any] | None:
+    """``(device_type, dtype)`` of a ``torch.amp.custom_fwd(cast_inputs=dtype)`` decorator
+    (``torch.cuda.amp.custom_fwd`` makes the same partial), if there is one."""
+    for decorator in decorators:
+        if isinstance(decorator, functools.partial) and decorator.func is torch.amp.custom_fwd:
+            cast_inputs = decorator.keywords.get("cast_inputs")
+            if cast_inputs is not None:
+                return decorator.keywords.get("device_type", "cuda"), cast_inputs
+    return None
+
+
+def _with_input_casting(flat: Callable, device_type: str, cast_inputs: Any) -> Callable:
+    """``custom_fwd(cast_inputs=...)``'s casting, done before the call instead of inside it.
+
+    Under autocast, custom_fwd casts the inputs and runs forward with autocast off. A
+    tracer that does not enter the call (dynamo, for which ``flat`` is one graph node)
+    must still see that: this plain function, which dynamo traces, does it with
+    custom_fwd's own code, so strict ``torch.export`` records the casts. The carrier's
+    custom_fwd then sees autocast off and only records that, as it did for the original
+    (``_fwd_used_autocast`` is False whenever inputs are cast).
+    """
+    cast = torch.amp.autocast_mode._cast
+    is_enabled = torch.is_autocast_enabled
+
+    def public(*args: Any, **kwargs: Any) -> Any:
+        if is_enabled(device_type):
+            with torch.autocast(device_type=device_type, enabled=False):
+                return flat(*cast(args, device_type, cast_inputs), **cast(kwargs, device_type, cast_inputs))
+        return flat(*args, **kwargs)
+
+    return public
 
 
 class _Spec:

@@ -47,8 +47,6 @@ ROW_LABELS = {
 # Why the rewrite fails where it does (measured; see the tests for the pinned reasons).
 WHY = {
     ("fx_symbolic_trace", "amp_decorators/autocast"): "fx does not record the autocast context manager; not applicable",
-    ("export_strict", "amp_decorators/autocast"): "strict export traces the opaque call outside autocast, so "
-    "`custom_fwd(cast_inputs=float32)` is skipped and the output is bfloat16",
     ("vmap", "mark_dirty"): "torch generates no vmap rule for a Function with `mark_dirty`",
     ("vmap", "hop_dump_dirty"): "same as `mark_dirty`",
     ("vmap", "list_and_nontensor_outputs/WithInt"): "vmap needs `out_dims=None` for an int output; not applicable",

@@ -95,11 +95,6 @@ REWRITE_KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("vmap", "hop_dump_dirty"): "marked as dirty during the forward method were not returned",
     # vmap itself: a function returning an int needs out_dims=None
     ("vmap", "list_and_nontensor_outputs/WithInt"): "must only return Tensors",
-    ("export_strict", "amp_decorators/autocast"): (
-        # strict export traces the opaque call outside autocast, so custom_fwd's
-        # cast_inputs=float32 is skipped and the output comes back bfloat16
-        "exported module's outputs differ from eager"
-    ),
 }
 
 # The original's measured outcome per row: drivers listed fail with that text in

@@ -486,7 +486,14 @@ def check_capture(driver: str, rewritten: bool) -> Outcome:
     hop = any(_has_hop(gm) for gm in graphs)
     fns = functions(driver, rewritten)
     call_nodes = {
-        name: sum(1 for gm in graphs for n in gm.graph.nodes if n.op == "call_function" and n.target is fn)
+        # the node is the flat callable's ``call`` (itself, or what a custom_fwd(cast_inputs)
+        # wrapper calls after casting)
+        name: sum(
+            1
+            for gm in graphs
+            for n in gm.graph.nodes
+            if n.op == "call_function" and n.target is getattr(fn, "call", fn)
+        )
         for name, fn in fns.items()
     }
     grads = compare_grads(driver, got)

@@ -11,6 +11,11 @@ output grads, register an operator named after the flat callable whose execution
 the forward trace and whose grad transform runs the backward trace. No trace ever
 mentions ``autograd_function_apply``.
 
+A Function thunder cannot run faithfully (``set_materialize_grads(False)``: thunder has
+no None gradients; ``mark_dirty``: thunder cannot make a dirtied view's base take the
+custom backward) gets a lookaside that raises instead: a loud error, never other
+gradients than eager's.
+
 Setting ``thunder_supported`` on the flat callable tells ``thunderfx``'s splitter
 (``thunder/dynamo/splitter.py``) that thunder runs the call node itself, through this
 lookaside, instead of sending it to the inductor fallback.
@@ -84,14 +89,14 @@ def _backward(spec: Any) -> Callable:
     return backward
 
 
-def _tensor_leaves(value: Any) -> list:
+def _proxy_leaves(value: Any) -> list:
     """The proxies in ``value``, searched inside tuples, lists and dicts, in a fixed order."""
     if isinstance(value, Proxy):
         return [value]
     if isinstance(value, (tuple, list)):
-        return [leaf for item in value for leaf in _tensor_leaves(item)]
+        return [leaf for item in value for leaf in _proxy_leaves(item)]
     if isinstance(value, dict):
-        return [leaf for item in value.values() for leaf in _tensor_leaves(item)]
+        return [leaf for item in value.values() for leaf in _proxy_leaves(item)]
     return []
 
 
@@ -218,7 +223,7 @@ def _lookaside(
     flat_outputs = _flat_outputs(outputs)
     grads = tuple(TensorProxy(like=o) if isinstance(o, TensorProxy) else None for o in flat_outputs)
     grad_proxies = tuple(g for g in grads if g is not None)
-    saved = _unique(_tensor_leaves(residuals))
+    saved = _unique(_proxy_leaves(residuals))
     # A fresh stand-in carrying what forward decorators (custom_fwd) set on the first.
     bwd_holder = _CtxStandIn()
     vars(bwd_holder).update(vars(holder))
@@ -256,7 +261,7 @@ def _lookaside(
             if out_grads[j] is not None:
                 out_grads[j] = ltorch.zeros_like(flat_primal[j])
         out_grads = [g for g in out_grads if g is not None]
-        input_grads = interpret_trace(aliased_bwd_trace, *out_grads, *_unique(_tensor_leaves(res)))
+        input_grads = interpret_trace(aliased_bwd_trace, *out_grads, *_unique(_proxy_leaves(res)))
         for arg, grad in zip(a, _flat_outputs(input_grads)):
             if isinstance(arg, TensorProxy) and isinstance(grad, TensorProxy):
                 put_grad(arg, grad)

@@ -39,7 +39,7 @@ from thunder.core.update_aliases import insert_alias_updates
 import thunder.core.prims as prims
 import thunder.torch as ltorch
 
-from inliner.runtime import _CtxStandIn, _flat_outputs
+from inliner.runtime import _CtxStandIn, _flat_outputs, _repeats
 
 
 def register(flat: Callable, spec: Any, decorated_fwd: Callable) -> None:
@@ -126,9 +126,7 @@ def _eager_outputs(trace: Any) -> tuple[Any, Any, dict[int, int]]:
     outputs, residuals = unwrap(trace.output)
     inputs = {a.name for a in (*trace.args, *trace.kwargs.values()) if isinstance(a, Proxy)}
     originals = _flat_outputs(outputs)
-    made = {o.name for o in originals if isinstance(o, TensorProxy) and o.name not in inputs}
-    last = {o.name: j for j, o in enumerate(originals) if isinstance(o, TensorProxy) and o.name in made}
-    route = {i: last[o.name] for i, o in enumerate(originals) if isinstance(o, TensorProxy) and last.get(o.name, i) != i}
+    route = dict(_repeats(originals, (*trace.args, *trace.kwargs.values()), (), TensorProxy))
     flat, copies = [], []
     for j, out in enumerate(originals):
         if isinstance(out, TensorProxy) and (out.name in inputs or j in route):

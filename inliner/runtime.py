@@ -631,15 +631,18 @@ def _view_saved_inputs(outputs: Any, args: tuple, residuals: tuple, saved_idx: t
     return tuple(view(o) for o in outputs) if isinstance(outputs, tuple) else view(outputs)
 
 
-def _repeats(flat_out: tuple, args: tuple, dirty: tuple) -> tuple[tuple[int, int], ...]:
+def _repeats(
+    flat_out: Sequence, args: Sequence, dirty: Sequence[int], tensor_type: type = torch.Tensor
+) -> tuple[tuple[int, int], ...]:
     """``(i, j)`` for every output position ``i`` whose tensor eager autograd hands out
     again at ``j``, the last such position: a tensor made in forward (or a dirty input)
-    returned twice. An input returned as-is is not one: each position gets its own view."""
-    own_views = [a for i, a in enumerate(args) if isinstance(a, torch.Tensor) and i not in dirty]
+    returned twice. An input returned as-is is not one: each position gets its own view.
+    ``tensor_type`` lets thunder's lookaside ask the same of its proxies."""
+    own_views = [a for i, a in enumerate(args) if isinstance(a, tensor_type) and i not in dirty]
     last = {
         id(o): j
         for j, o in enumerate(flat_out)
-        if isinstance(o, torch.Tensor) and not any(o is a for a in own_views)
+        if isinstance(o, tensor_type) and not any(o is a for a in own_views)
     }
     return tuple((i, last[id(o)]) for i, o in enumerate(flat_out) if last.get(id(o), i) != i)
 

@@ -539,14 +539,19 @@ def _plain(inputs: tuple) -> tuple:
     return tuple(t.detach().clone() if isinstance(t, torch.Tensor) else t for t in inputs)
 
 
-def check_func_grad(driver: str, rewritten: bool) -> Outcome:
+def _check_loss_transform(transform: Callable, driver: str, rewritten: bool) -> Outcome:
+    """``transform(loss, argnums=...)`` (torch.func.grad or jacrev of the scalar loss) against eager."""
     inputs = make_inputs(driver)
     loss, argnums = _func_loss(driver, rewritten, inputs)
     try:
-        got = torch.func.grad(loss, argnums=argnums)(*_plain(inputs))
+        got = transform(loss, argnums=argnums)(*_plain(inputs))
     except Exception as exc:
         return Outcome(False, _short(exc))
     return compare_grads(driver, list(got), none_is_zero=True)
+
+
+def check_func_grad(driver: str, rewritten: bool) -> Outcome:
+    return _check_loss_transform(torch.func.grad, driver, rewritten)
 
 
 def check_func_vjp(driver: str, rewritten: bool) -> Outcome:
@@ -567,13 +572,7 @@ def check_func_vjp(driver: str, rewritten: bool) -> Outcome:
 
 
 def check_func_jacrev(driver: str, rewritten: bool) -> Outcome:
-    inputs = make_inputs(driver)
-    loss, argnums = _func_loss(driver, rewritten, inputs)
-    try:
-        got = torch.func.jacrev(loss, argnums=argnums)(*_plain(inputs))
-    except Exception as exc:
-        return Outcome(False, _short(exc))
-    return compare_grads(driver, list(got), none_is_zero=True)
+    return _check_loss_transform(torch.func.jacrev, driver, rewritten)
 
 
 def check_vmap(driver: str, rewritten: bool) -> Outcome:

@@ -82,7 +82,12 @@ class _Walker(cst.CSTVisitor):
         elif isinstance(node, (cst.Yield, cst.Await)):
             if not self._in_nested_scope():
                 self.facts.has_yield = True
-        return True
+        children = _evaluation_order(node)
+        if children is None:
+            return True
+        for child in children:
+            child.visit(self)
+        return False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.stack.pop()
@@ -188,6 +193,26 @@ class _Walker(cst.CSTVisitor):
         ):
             return parents[3]
         return None
+
+
+def _evaluation_order(node: cst.CSTNode) -> list[cst.CSTNode] | None:
+    """The children of a binding statement in the order Python evaluates them, or None.
+
+    libcst lists an assignment's targets before its value; Python evaluates the value
+    first. Positions must follow evaluation, or ``ctx.s = ctx.s or x`` would look like
+    a read after the set (a read of an attribute not set yet is the original's error).
+    """
+    if isinstance(node, cst.Assign):
+        return [node.value, *node.targets]
+    if isinstance(node, cst.AnnAssign):
+        return [node.annotation, *([node.value] if node.value is not None else []), node.target]
+    if isinstance(node, cst.NamedExpr):
+        return [node.value, node.target]
+    if isinstance(node, cst.For):
+        return [node.iter, node.target, node.body, *([node.orelse] if node.orelse is not None else [])]
+    if isinstance(node, cst.CompFor):
+        return [node.iter, node.target, *node.ifs, *([node.inner_for_in] if node.inner_for_in is not None else [])]
+    return None
 
 
 def _is_constant(expr: cst.BaseExpression) -> bool:

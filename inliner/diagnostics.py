@@ -36,6 +36,7 @@ class Diagnostic:
 CODES: dict[str, str] = {
     "INL000": "the file could not be parsed",
     "INL001": "flattened (informational)",
+    "INL003": "internal error: the rewrite failed a safety invariant (please report it)",
     "INL100": "ctx is used in a way the engine cannot follow",
     "INL101": "a ctx attribute is set under a computed name or through setattr",
     "INL102": "ctx is passed to a helper or stored elsewhere",

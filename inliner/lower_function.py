@@ -241,6 +241,16 @@ def _statement(code: str) -> cst.BaseStatement:
     return cst.parse_statement(code)
 
 
+class _NodeReplacer(cst.CSTTransformer):
+    """Replace nodes by identity (the keys are ``id`` of nodes of the original body)."""
+
+    def __init__(self, replacements: dict[int, cst.BaseExpression]) -> None:
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        return self.replacements.get(id(original_node), updated_node)
+
+
 class _BodyRewriter(cst.CSTTransformer):
     """Apply per-node replacements decided by the analysis, outside nested scopes for returns."""
 
@@ -261,7 +271,11 @@ class _BodyRewriter(cst.CSTTransformer):
         key = id(original_node)
         if key in self.smalls:
             replacement = self.smalls[key]
-            return cst.RemoveFromParent() if replacement is None else replacement
+            if replacement is None:
+                return cst.RemoveFromParent()
+            # A replacement is built from the original statement's parts: the ctx reads
+            # inside them (``ctx.b = ctx.a * 2``) still need their own replacements.
+            return replacement.visit(_NodeReplacer(self.attributes))
         if key in self.attributes:
             return self.attributes[key]
         if key in self.returns:

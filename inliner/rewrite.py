@@ -21,6 +21,7 @@ import libcst as cst
 from inliner.diagnostics import Diagnostic, Severity
 from inliner.emit import emit
 from inliner.engine import FlattenResult, Selection
+from inliner.invariants import check_no_new_names
 from inliner.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
 from inliner.lower_function import lower_function_class
 from inliner.lower_hop import lower_hop
@@ -188,6 +189,8 @@ def _flatten_class(
 
     with _positions_from(candidate, block):
         vjp = lower_function_class(block.node, qualified=qualified, taken=taken)
+    methods = [s for s in block.node.body.body if isinstance(s, cst.FunctionDef)]
+    check_no_new_names(vjp, methods, module_level=(runtime_name,))
     candidate.outcome = vjp
     statements = emit(vjp, runtime_name, nested=block.wrapped, line_length=max(40, 88 - len(block.indent)))
     start = text.offset(candidate.first_line, 0)
@@ -269,6 +272,7 @@ def _flatten_call(
             bwd_is_method=site.bwd.is_method,
             taken=taken,
         )
+    check_no_new_names(vjp, [fwd_block.node, bwd_block.node], module_level=(runtime_name,))
     candidate.name = flat_name
     candidate.outcome = vjp
     statements = emit(vjp, runtime_name, nested=False)

@@ -1,6 +1,6 @@
 """Lower one ``torch.autograd.Function`` subclass into a ``CustomVJP``.
 
-The rules come from shared/SEMANTICS.md: residuals are captured at the point of
+The rules come from docs/semantics.md: residuals are captured at the point of
 the original ``ctx`` statement, tensors saved with ``save_for_backward`` keep
 that route (version checks, hooks, freeing) and ``ctx.attr`` tensors stay plain
 references. Anything the lowering cannot follow raises ``Refuse`` and the class

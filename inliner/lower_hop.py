@@ -5,7 +5,7 @@ saved)`` and ``bwd(*grads, *saved)``. Lowering re-spells bwd as
 ``bwd(residuals, *grads)``, drops the ``ctx``/``self`` parameters the two
 generations of the op carry, strips the ``torch._C._set_grad_enabled`` brackets a
 dumped graph puts around each body (the carrier already runs fwd without grad and
-bwd in the engine's grad mode; see shared/SEMANTICS.md §22), and turns the
+bwd in the engine's grad mode; see docs/semantics.md §22), and turns the
 keyword flags into the runtime's static spec.
 """
 

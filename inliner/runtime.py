@@ -3,7 +3,7 @@
 ``custom_vjp(fwd, bwd, ...)`` builds, per original Function, carriers:
 ``autograd.Function`` subclasses with the original's name and positional arity, so
 that eager values, gradients, error messages and ``needs_input_grad`` stay exactly
-the original's (see shared/SEMANTICS.md §0).
+the original's (see docs/semantics.md §0).
 
 - The **eager carrier** has the original's style. For a combined-style original it is
   a combined-style Function whose ``forward(ctx, <fwd's parameters>)`` and
@@ -163,7 +163,7 @@ def _combined_carrier_methods(
     """Straight-line ``forward(ctx, <fwd's parameters>)`` and ``backward(ctx, *grads)``.
 
     They do exactly what the original's combined-style methods did with ctx, in the
-    carrier model of SEMANTICS.md §0: the ``saved_idx`` residuals (then the members of
+    carrier model of docs/semantics.md §0: the ``saved_idx`` residuals (then the members of
     the ``saved_tensors_idx`` group) go through one ``save_for_backward``; the other
     residuals stay plain references on ctx; the flags are replayed on the real ctx.
     """

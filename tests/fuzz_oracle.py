@@ -198,7 +198,7 @@ def func_check(original_mod, rewritten_mod, probe) -> list[str]:
         return problems  # the original raises on its own; the harness compares that
     if len({id(o) for o in shapes_out}) < len(shapes_out):
         # the same tensor returned twice: eager autograd routes its gradient to the last
-        # slot only (SEMANTICS §15), torch.func to both; not a property of the rewrite
+        # slot only (docs/semantics.md §15), torch.func to both; not a property of the rewrite
         return problems
     cots = [torch.randn(o.shape, generator=generator, dtype=o.dtype) for o in shapes_out]
     cots2 = [torch.randn(probe.shape, generator=generator) for _ in primals]

@@ -354,7 +354,7 @@ class F(torch.autograd.Function):
 
 def test_tuple_attr_holding_an_input_under_grad_of_grad():
     """Regression (fixed in 8c34f0b): a tensor inside a tuple ctx attribute was captured once from forward
-    instead of re-bound per torch.func level (SEMANTICS §16 residual trap): grad-of-grad was silently 0."""
+    instead of re-bound per torch.func level (docs/semantics.md §16 residual trap): grad-of-grad was silently 0."""
     result = flatten(TUPLE_ATTR)
     assert result.flattened == ("F",)
     original = load_module(TUPLE_ATTR, "tuple_attr_o")

@@ -159,16 +159,17 @@ def _transform(data: bytes, source_path: str, loader: SourceFileLoader) -> tuple
         code = loader.source_to_code(data, source_path)
         return code, (f"{reason}; imported as written", line)
 
-    _busy.engine = True
     try:
         source = importlib.util.decode_source(data)
-        result = engine.flatten(source, path=source_path)
-    except Exception as exc:  # an engine bug must not break the user's import
-        return as_written(f"inliner failed on this module ({type(exc).__name__}: {exc})")
+    except (SyntaxError, UnicodeDecodeError, LookupError):  # undecodable: Python says why, as without the hook
+        return loader.source_to_code(data, source_path), None
+    _busy.engine = True
+    try:
+        result = engine.flatten(source, path=source_path)  # never raises: an engine bug is in the result
     finally:
         _busy.engine = False
     if result.error is not None:
-        return as_written(f"inliner could not read this module: {result.error}")
+        return as_written(f"inliner could not process this module: {result.error}")
     refused = [d for d in result.diagnostics if d.severity is not Severity.INFO]
     warning = None
     if refused:

@@ -210,16 +210,48 @@ def test_a_module_the_engine_cannot_fully_flatten_warns_once_and_imports(make_pa
     torch.testing.assert_close(g, torch.full((3,), 4.0))
 
 
-def test_an_engine_failure_imports_the_module_as_written(make_package, monkeypatch):
+def test_an_engine_internal_error_imports_the_module_as_written(make_package, monkeypatch):
+    import inliner.rewrite
+
     name, _ = make_package({"ops": SEVEN})
 
-    def broken(source, **kwargs):
-        raise RuntimeError("kaboom")
+    real = inliner.rewrite.rewrite_module
 
-    monkeypatch.setattr(inliner.engine, "flatten", broken)
-    with inliner.hook.install([name], cache=False), pytest.warns(InlinerHookWarning, match="kaboom"):
+    def broken(source, **kwargs):
+        if "autograd" in source:
+            raise RuntimeError("kaboom")
+        return real(source, **kwargs)
+
+    monkeypatch.setattr(inliner.rewrite, "rewrite_module", broken)
+    with inliner.hook.install([name], cache=False), pytest.warns(InlinerHookWarning) as record:
         ops = importlib.import_module(f"{name}.ops")
-    assert isinstance(ops.Seven, type)
+    (warning,) = [w for w in record if issubclass(w.category, InlinerHookWarning)]
+    message = str(warning.message)
+    assert message.startswith(f"{name}.ops: inliner could not process this module: internal error: RuntimeError: kaboom")
+    assert message.endswith("please report this as an inliner bug; imported as written")
+    assert isinstance(ops.Seven, type) and isinstance(ops.Scale, type)
+
+
+def test_an_internal_error_in_one_class_imports_the_rest_flattened(make_package, monkeypatch):
+    import inliner.rewrite
+
+    name, _ = make_package({"ops": SEVEN})
+    real = inliner.rewrite.lower_function_class
+
+    def lowering(node, **kwargs):
+        if node.name.value == "Seven":
+            raise KeyError("kaboom")
+        return real(node, **kwargs)
+
+    monkeypatch.setattr(inliner.rewrite, "lower_function_class", lowering)
+    with inliner.hook.install([name], cache=False), pytest.warns(InlinerHookWarning) as record:
+        ops = importlib.import_module(f"{name}.ops")
+    (warning,) = [w for w in record if issubclass(w.category, InlinerHookWarning)]
+    message = str(warning.message)
+    assert "inliner left Seven untouched; imported with the rest flattened" in message
+    assert ":5:7: INL002 class Seven: internal error (KeyError: 'kaboom' at test_hook.py:" in message
+    assert warning.lineno == 5
+    assert isinstance(ops.Seven, type) and not isinstance(ops.Scale, type)
 
 
 def test_a_syntax_error_is_the_one_python_raises(make_package):

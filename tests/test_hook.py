@@ -263,6 +263,17 @@ def test_a_syntax_error_is_the_one_python_raises(make_package):
             importlib.import_module(f"{name}.bad")
 
 
+def test_an_undecodable_file_raises_what_python_raises(make_package):
+    name, package = make_package({})
+    (package / "latin.py").write_bytes(b"import torch\nclass F(torch.autograd.Function):\n    x = '\xff'\n")
+    with pytest.raises(SyntaxError) as plain:
+        importlib.import_module(f"{name}.latin")
+    _forget(name)
+    with inliner.hook.install([name]), pytest.raises(SyntaxError) as hooked:
+        importlib.import_module(f"{name}.latin")
+    assert type(hooked.value) is type(plain.value) and hooked.value.msg == plain.value.msg
+
+
 # --- scope -----------------------------------------------------------------------------
 
 

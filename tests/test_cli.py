@@ -381,6 +381,7 @@ def _crashing_rewrite(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(process, "flatten", engine.flatten)
 
 
+@pytest.mark.engine_bug
 def test_internal_error_is_a_failure(
     proj: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -396,6 +397,7 @@ def test_internal_error_is_a_failure(
     assert "1 file left unchanged" in err
 
 
+@pytest.mark.engine_bug
 def test_internal_error_on_stdin_echoes_input(
     proj: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -707,6 +709,7 @@ def test_e2e_rewrite_check_and_idempotence(proj: Path, real_engine: None, capsys
     assert main(["--check", "a.py"]) == 0  # nothing left to do
 
 
+@pytest.mark.engine_bug
 def test_e2e_internal_error_in_one_class_refuses_it(
     proj: Path, real_engine: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -507,6 +507,7 @@ def test_targets_cover_decorators_and_body_and_disambiguate_by_line():
     assert _class_spans("class C(:\n") == {}
 
 
+@pytest.mark.engine_bug
 def test_an_engine_internal_error_is_reported_and_nothing_offered(monkeypatch, caplog):
     import inliner.rewrite
     from inliner.lsp import server
@@ -540,6 +541,7 @@ def test_an_engine_internal_error_is_reported_and_nothing_offered(monkeypatch, c
     assert [p.diagnostics for p in published] == [list(analysis.diagnostics)]
 
 
+@pytest.mark.engine_bug
 def test_an_internal_error_in_one_class_is_a_warning_on_it(monkeypatch):
     import inliner.rewrite
     from inliner.lsp import server

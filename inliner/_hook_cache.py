@@ -1,12 +1,23 @@
 """The import hook's bytecode cache: ``__pycache__/<mod>.<cache tag>.inliner-<version>.pyc``.
 
 It lives next to the interpreter's own ``.pyc`` (and follows ``sys.pycache_prefix``),
-under a name that cannot collide with it and that a new inliner version does not
-reuse, because a cached entry is only as good as the engine that produced it.
-An entry is valid while the source's mtime (in ns) and size are unchanged, like a
-timestamp ``.pyc``. It holds the code and the warning to repeat, so a cache hit
-never loads the engine (libcst, black). Writes are atomic and their failures
-ignored: a read-only tree just imports a little slower.
+under a name that cannot collide with it. A cached entry is only as good as the
+text and the engine that produced it, so its header holds two keys:
+
+- a hash of the source bytes (as in a checked hash-based ``.pyc``, PEP 552), so
+  any edit is seen, even one that keeps the file's mtime and size;
+- a fingerprint of the engine: inliner's version and a hash of every module at the
+  top of the package (the engine, this hook, the runtime; not the command line or
+  the language server). pytest's rewrite cache carries only its version, in the
+  file name; that is not enough here, as a ``git pull`` or a reinstall of a changed
+  inliner keeps the number. It is computed once per process, from the files (about
+  200 kB, hashed like the source). The versions of libcst and black, which the
+  engine uses, are not part of it.
+
+An entry holds the code and the warning to repeat, so a cache hit never loads the
+engine (libcst, black). Writes are atomic and their failures ignored: a read-only
+tree just imports a little slower. Where the engine's files cannot be read, nothing
+is cached.
 """
 
 from __future__ import annotations
@@ -22,11 +33,14 @@ from types import CodeType
 from inliner import __version__
 
 TAG = f"inliner-{__version__}"
-_FORMAT = 1  # bump when the payload layout changes
-_HEADER = struct.Struct("<4sIQQ")  # Python's magic, _FORMAT, source mtime_ns, source size
+_FORMAT = 2  # bump when the header or payload layout changes
+_HEADER = struct.Struct("<4sI8s8s")  # Python's magic, _FORMAT, source hash, engine fingerprint
 
 #: (message, line) of the warning to repeat on every import of the module, or None
 CachedWarning = tuple[str, int] | None
+
+_UNSET = object()
+_fingerprint: object = _UNSET  # bytes once computed; None when the engine's files cannot be read
 
 
 def cache_path(source_path: str) -> str | None:
@@ -38,18 +52,45 @@ def cache_path(source_path: str) -> str | None:
     return f"{normal[: -len('.pyc')]}.{TAG}.pyc"
 
 
-def _header(st: os.stat_result) -> bytes:
-    return _HEADER.pack(importlib.util.MAGIC_NUMBER, _FORMAT, st.st_mtime_ns, st.st_size)
+def engine_fingerprint() -> bytes | None:
+    """inliner's version and the contents of its top-level modules, hashed (once per process)."""
+    global _fingerprint
+    if _fingerprint is _UNSET:
+        _fingerprint = _compute_fingerprint(os.path.dirname(os.path.abspath(__file__)))
+    return _fingerprint  # type: ignore[return-value]
 
 
-def read(path: str, st: os.stat_result) -> tuple[CachedWarning, CodeType] | None:
-    """The cached (warning, code) if the entry exists and matches the source; else None."""
+def _compute_fingerprint(directory: str) -> bytes | None:
+    parts = [__version__.encode()]
+    try:
+        names = sorted(name for name in os.listdir(directory) if name.endswith(".py"))
+        for name in names:
+            with open(os.path.join(directory, name), "rb") as f:
+                data = f.read()
+            parts += [name.encode(), str(len(data)).encode(), data]
+    except OSError:  # e.g. installed without its sources: better no cache than a stale one
+        return None
+    if not names:
+        return None
+    # CPython's own hash for checked .pyc files: cheap, and always loaded already
+    return importlib.util.source_hash(b"\0".join(parts))
+
+
+def key(source: bytes) -> bytes | None:
+    """The header an entry for these source bytes, from this engine, starts with (None: do not cache)."""
+    fingerprint = engine_fingerprint()
+    if fingerprint is None:
+        return None
+    return _HEADER.pack(importlib.util.MAGIC_NUMBER, _FORMAT, importlib.util.source_hash(source), fingerprint)
+
+
+def read(path: str, header: bytes) -> tuple[CachedWarning, CodeType] | None:
+    """The cached (warning, code) if the entry exists and starts with ``header``; else None."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError:
         return None
-    header = _header(st)
     if not data.startswith(header):
         return None
     try:
@@ -63,19 +104,20 @@ def read(path: str, st: os.stat_result) -> tuple[CachedWarning, CodeType] | None
     return warning, code
 
 
-def write(path: str, st: os.stat_result, warning: CachedWarning, code: CodeType) -> None:
-    """Write the entry atomically (temp file + rename); any failure is ignored."""
+def write(path: str, header: bytes, source_path: str, warning: CachedWarning, code: CodeType) -> None:
+    """Write the entry atomically (temp file + rename), with the source's mode; any failure is ignored."""
     if sys.dont_write_bytecode:
         return
     try:
-        payload = _header(st) + marshal.dumps((warning, code))
+        payload = header + marshal.dumps((warning, code))
+        mode = os.stat(source_path).st_mode
         directory = os.path.dirname(path)
         os.makedirs(directory, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(payload)
-            os.chmod(tmp, (st.st_mode | 0o200) & 0o666)  # like a .pyc: the source's mode
+            os.chmod(tmp, (mode | 0o200) & 0o666)  # like a .pyc: the source's mode
             os.replace(tmp, path)
         except BaseException:
             try:

@@ -5,6 +5,8 @@ Only the surfaces (CLI, language server, import hook) turn them into text.
 
 from __future__ import annotations
 
+import os
+import traceback
 from dataclasses import dataclass
 from enum import Enum
 
@@ -36,6 +38,7 @@ class Diagnostic:
 CODES: dict[str, str] = {
     "INL000": "the file could not be parsed",
     "INL001": "flattened (informational)",
+    "INL002": "internal error in inliner, please report it (the class, call or file is left untouched)",
     "INL003": "internal error: the rewrite failed a safety invariant (please report it)",
     "INL100": "ctx is used in a way the engine cannot follow",
     "INL101": "a ctx attribute is set under a computed name or through setattr",
@@ -53,3 +56,13 @@ CODES: dict[str, str] = {
     "INL200": "autograd_function_apply call whose bodies cannot be found statically",
     "INL201": "autograd_function_apply call in a shape the engine cannot follow",
 }
+
+#: The code of an engine bug: what it was working on is left untouched, the rest still flattened.
+INTERNAL_ERROR = "INL002"
+
+
+def internal_error(exc: BaseException) -> str:
+    """``KeyError: 'x' at scopes.py:120``: what failed and where in inliner, for a bug report."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"

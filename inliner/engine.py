@@ -1,14 +1,15 @@
 """The engine: one pure function from source text to new text and diagnostics.
 
 Every surface (command line, import hook, language server) calls ``flatten`` and
-nothing else, so they always agree.
+nothing else, so they always agree. ``flatten`` never raises: an internal error is
+part of the result (code ``INL002``), so no surface needs a guard of its own.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from inliner.diagnostics import Diagnostic
+from inliner.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,19 @@ class FlattenResult:
 
 
 def flatten(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
-    """Flatten every autograd.Function subclass (and autograd_function_apply call) in ``source``."""
-    from inliner.rewrite import rewrite_module
+    """Flatten every autograd.Function subclass (and autograd_function_apply call) in ``source``.
 
-    return rewrite_module(source, path=path, select=select)
+    Never raises. An internal error while lowering one class (or op call) leaves that
+    one untouched with an ``INL002`` diagnostic and still flattens the others; one
+    that stops the whole file returns the text unchanged with ``error`` set and an
+    ``INL002`` diagnostic at 1:1.
+    """
+    try:
+        from inliner.rewrite import rewrite_module
+
+        return rewrite_module(source, path=path, select=select)
+    except Exception as exc:  # an engine bug: the file is left as it is, and says why
+        what = internal_error(exc)
+        message = f"internal error ({what}); please report this as an inliner bug; the file is left untouched"
+        diagnostic = Diagnostic(path, 1, 1, INTERNAL_ERROR, message, Severity.ERROR)
+        return FlattenResult(source, (diagnostic,), error=f"internal error: {what}; please report this as an inliner bug")

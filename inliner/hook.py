@@ -4,7 +4,8 @@ For code that cannot or will not be rewritten on disk. Modelled on pytest's
 assertion-rewriting hook: a meta-path finder that claims only the modules it was
 asked for (never ``inliner`` itself, nor the ``torch`` its output imports), hands every other import back to the
 normal machinery untouched, caches its bytecode next to the ``.pyc``
-(``inliner._hook_cache``) and compiles so that tracebacks show the lines the user
+(``inliner._hook_cache``: keyed on a hash of the source and a fingerprint of the
+engine) and compiles so that tracebacks show the lines the user
 wrote (``inliner._linemap``). Files on disk are never changed.
 
     handle = inliner.hook.install(["mypkg", "other.sub"])   # or: with install(...):
@@ -127,21 +128,18 @@ class _Loader(SourceFileLoader):
         source_path = self.get_filename(fullname)
         if getattr(_busy, "engine", False):
             return super().get_code(fullname)
-        try:
-            st = os.stat(source_path)
-        except OSError:
-            return super().get_code(fullname)
+        data = self.get_data(source_path)
         cache_path = _hook_cache.cache_path(source_path) if self._use_cache else None
-        if cache_path is not None:
-            hit = _hook_cache.read(cache_path, st)
+        key = _hook_cache.key(data) if cache_path is not None else None  # these bytes, this engine
+        if cache_path is not None and key is not None:
+            hit = _hook_cache.read(cache_path, key)
             if hit is not None:
                 warning, code = hit
                 _warn(warning, source_path, fullname)
                 return code
-        data = self.get_data(source_path)
         code, warning = _transform(data, source_path, self)
-        if cache_path is not None:
-            _hook_cache.write(cache_path, st, warning, code)
+        if cache_path is not None and key is not None:
+            _hook_cache.write(cache_path, key, source_path, warning, code)
         _warn(warning, source_path, fullname)
         return code
 
@@ -159,16 +157,17 @@ def _transform(data: bytes, source_path: str, loader: SourceFileLoader) -> tuple
         code = loader.source_to_code(data, source_path)
         return code, (f"{reason}; imported as written", line)
 
-    _busy.engine = True
     try:
         source = importlib.util.decode_source(data)
-        result = engine.flatten(source, path=source_path)
-    except Exception as exc:  # an engine bug must not break the user's import
-        return as_written(f"inliner failed on this module ({type(exc).__name__}: {exc})")
+    except (SyntaxError, UnicodeDecodeError, LookupError):  # undecodable: Python says why, as without the hook
+        return loader.source_to_code(data, source_path), None
+    _busy.engine = True
+    try:
+        result = engine.flatten(source, path=source_path)  # never raises: an engine bug is in the result
     finally:
         _busy.engine = False
     if result.error is not None:
-        return as_written(f"inliner could not read this module: {result.error}")
+        return as_written(f"inliner could not process this module: {result.error}")
     refused = [d for d in result.diagnostics if d.severity is not Severity.INFO]
     warning = None
     if refused:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from inliner.diagnostics import Diagnostic, Severity
+from inliner.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 from inliner.emit import emit
 from inliner.engine import FlattenResult, Selection
 from inliner.invariants import check_no_new_names
@@ -123,6 +123,7 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
     for candidate in candidates:
         if candidate.outcome is not None:
             continue
+        name = candidate.name
         try:
             if candidate.kind == "class":
                 edits.extend(_flatten_class(candidate, index, text, taken, runtime_name))
@@ -130,6 +131,10 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
                 edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name))
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
+            continue
+        except Exception as exc:  # an engine bug: this one stays as written, the others go on
+            candidate.name = name  # an op call is renamed once lowered
+            candidate.outcome = _internal_refusal(exc)
             continue
 
     spans = [(s, e) for s, e, _ in edits if e > s]
@@ -242,6 +247,8 @@ def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> l
             candidate.name = site.name
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
+        except Exception as exc:  # an engine bug: this call stays as written, the others go on
+            candidate.outcome = _internal_refusal(exc)
         out.append(candidate)
     return out
 
@@ -407,6 +414,10 @@ class _positions_from:
                 except KeyError:
                     continue  # not in this block (or synthesized by the lowering: report at the name)
         return False
+
+
+def _internal_refusal(exc: Exception) -> Refusal:
+    return Refusal(INTERNAL_ERROR, f"internal error ({internal_error(exc)}); please report this as an inliner bug", None)
 
 
 def _selected(candidate: _Candidate, select: Selection) -> bool:

@@ -2,3 +2,30 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _engine_internal_errors_fail_the_test(request, monkeypatch):
+    """``flatten`` turns an engine bug into an INL002 result instead of raising, so a test
+    that only checks the text could pass over one: any internal error fails the test
+    (with the original exception) unless the test injects it (``@pytest.mark.engine_bug``)."""
+    if request.node.get_closest_marker("engine_bug") is not None:
+        yield
+        return
+    import inliner.engine
+    import inliner.rewrite
+    from inliner.diagnostics import internal_error
+
+    seen: list[BaseException] = []
+
+    def recording(exc: BaseException) -> str:
+        seen.append(exc)
+        return internal_error(exc)
+
+    for module in (inliner.engine, inliner.rewrite):
+        monkeypatch.setattr(module, "internal_error", recording)
+    yield
+    if seen:
+        raise AssertionError(f"the engine hit {len(seen)} internal error(s) (INL002); the first:") from seen[0]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 import re
-import traceback
 import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -30,6 +29,7 @@ from typing import Sequence
 import torch
 
 from harness import assert_same, load_module, run_all_safe
+from inliner.diagnostics import INTERNAL_ERROR
 from inliner.engine import flatten
 
 
@@ -64,15 +64,14 @@ def _first_difference(original, rewritten, where: str) -> str | None:
 
 def check(source: str, classes: Sequence[str], probes: Sequence = (), *, func: bool = True) -> Outcome:
     outcome = Outcome()
-    try:
-        result = flatten(source, path="fuzz_case.py")
-    except Exception:
-        outcome.failures.append("engine-raised: " + traceback.format_exc(limit=3))
-        return outcome
+    result = flatten(source, path="fuzz_case.py")  # never raises: an engine bug is an INL002 diagnostic
     outcome.output = result.source
     outcome.flattened = tuple(result.flattened)
+    internal = [d.format() for d in result.diagnostics if d.code == INTERNAL_ERROR]
+    outcome.failures.extend(f"engine-raised: {text}" for text in internal)
     if result.error:
-        outcome.failures.append(f"engine-error: {result.error}")
+        if not internal:
+            outcome.failures.append(f"engine-error: {result.error}")
         return outcome
     for name in result.refused:
         codes = [d.code for d in result.diagnostics if d.name == name and d.code != "INL001" and name in d.message]
@@ -94,12 +93,12 @@ def check(source: str, classes: Sequence[str], probes: Sequence = (), *, func: b
     except SyntaxError as exc:
         outcome.failures.append(f"output-does-not-compile: {exc}")
         return outcome
-    try:
-        again = flatten(result.source, path="fuzz_case.py")
-        if again.source != result.source:
-            outcome.failures.append("not-idempotent: a second engine run changed the output")
-    except Exception:
-        outcome.failures.append("engine-raised-on-output: " + traceback.format_exc(limit=3))
+    again = flatten(result.source, path="fuzz_case.py")
+    if again.source != result.source:
+        outcome.failures.append("not-idempotent: a second engine run changed the output")
+    outcome.failures.extend(
+        f"engine-raised-on-output: {d.format()}" for d in again.diagnostics if d.code == INTERNAL_ERROR
+    )
 
     # -- execute both ---------------------------------------------------------
     original_mod = rewritten_mod = None
@@ -245,7 +244,7 @@ def signature(failure: str) -> str:
         message = failure.split(": RAISES ", 1)[1]
         return "func-raises:" + re.sub(r"[^A-Za-z ]", "", message)[:60].strip()
     if kind == "engine-raised" or kind == "engine-raised-on-output":
-        names = re.findall(r"^(\w+(?:Error|Exception|Warning)?): ", failure, flags=re.M)
+        names = re.findall(r"internal error \((\w+): ", failure)  # the INL002 message names the exception
         kind += ":" + (names[-1] if names else "?")
     return kind
 

@@ -70,12 +70,6 @@ def unstable(source: str, *, path: str = "<string>", select: Selection | None = 
     return FlattenResult(source + "# again\n", flattened=("X",), changed=True)
 
 
-def crashing(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
-    if "autograd" in source:
-        raise RuntimeError("boom")
-    return FlattenResult(source)
-
-
 @pytest.fixture(autouse=True)
 def engine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(process, "flatten", fake_flatten)
@@ -371,17 +365,48 @@ def test_safe_mode_refuses_unstable_output(
     assert a.read_text() == FN + "# again\n"
 
 
+def _crashing_rewrite(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real engine, with a bug that stops it on any file holding a Function."""
+    import inliner.rewrite
+    from inliner import engine
+
+    real = inliner.rewrite.rewrite_module
+
+    def crashing(source: str, **kwargs: object) -> FlattenResult:
+        if "autograd" in source:
+            raise RuntimeError("boom")
+        return real(source, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(inliner.rewrite, "rewrite_module", crashing)
+    monkeypatch.setattr(process, "flatten", engine.flatten)
+
+
+@pytest.mark.engine_bug
 def test_internal_error_is_a_failure(
     proj: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(process, "flatten", crashing)
+    _crashing_rewrite(monkeypatch)
     a = write(proj / "a.py", FN)
     write(proj / "b.py", PLAIN)
     assert main(["-j", "1", "."]) == 123
     assert a.read_text() == FN
     err = capsys.readouterr().err
-    assert "error: cannot process a.py: internal error: RuntimeError: boom" in err
+    assert "error: cannot process a.py: internal error: RuntimeError: boom at test_cli.py:" in err
+    assert "please report this as an inliner bug" in err
+    assert "a.py:1:1: INL002 internal error (RuntimeError: boom at test_cli.py:" in err
     assert "1 file left unchanged" in err
+
+
+@pytest.mark.engine_bug
+def test_internal_error_on_stdin_echoes_input(
+    proj: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _crashing_rewrite(monkeypatch)
+    set_stdin(monkeypatch, FN.encode())
+    assert main(["-", "--stdin-filename", "m.py"]) == 123
+    out, err = capsys.readouterr()
+    assert out == FN
+    assert "error: cannot process m.py: internal error: RuntimeError: boom" in err
 
 
 def test_write_failure_leaves_file_and_no_temp(
@@ -682,6 +707,31 @@ def test_e2e_rewrite_check_and_idempotence(proj: Path, real_engine: None, capsys
     compile(new, "a.py", "exec")
     assert "rewrote a.py" in capsys.readouterr().err
     assert main(["--check", "a.py"]) == 0  # nothing left to do
+
+
+@pytest.mark.engine_bug
+def test_e2e_internal_error_in_one_class_refuses_it(
+    proj: Path, real_engine: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import inliner.rewrite
+
+    real = inliner.rewrite.lower_function_class
+
+    def lowering(node, **kwargs):  # type: ignore[no-untyped-def]
+        if node.name.value == "Other":
+            raise RuntimeError("boom")
+        return real(node, **kwargs)
+
+    monkeypatch.setattr(inliner.rewrite, "lower_function_class", lowering)
+    other = REAL_FN.split("\n", 1)[1].replace("Double", "Other")
+    a = write(proj / "a.py", REAL_FN + "\n" + other)
+    assert main(["a.py"]) == 0  # a refusal like any other: the rest of the file is rewritten
+    new = a.read_text()
+    assert "class Double" not in new and "class Other(torch.autograd.Function):" in new
+    line = (REAL_FN + "\n" + other).splitlines().index("class Other(torch.autograd.Function):") + 1
+    err = capsys.readouterr().err
+    assert f"a.py:{line}:7: INL002 class Other: internal error (RuntimeError: boom at test_cli.py:" in err
+    assert "rewrote a.py" in err
 
 
 def test_e2e_jobs_and_crlf(proj: Path, real_engine: None, capsys: pytest.CaptureFixture[str]) -> None:

@@ -115,3 +115,93 @@ def test_class_in_class_body_is_refused():
     source = "import torch\n\n\nclass Outer:\n" + "".join("    " + line if line.strip() else line for line in DOUBLE.splitlines(True))
     result = flatten(source)
     assert not result.changed and result.diagnostics[0].code == "INL105"
+
+
+# --- an internal error is part of the result, never an exception ----------------------------
+
+
+@pytest.mark.engine_bug
+def test_an_internal_error_in_one_class_refuses_it_and_flattens_the_others(monkeypatch):
+    import inliner.rewrite
+
+    real = inliner.rewrite.lower_function_class
+
+    def lowering(node, **kwargs):
+        if node.name.value == "Second":
+            raise KeyError("boom")
+        return real(node, **kwargs)
+
+    monkeypatch.setattr(inliner.rewrite, "lower_function_class", lowering)
+    second = DOUBLE.replace("Double", "Second")
+    source = "import torch\n\n\n" + DOUBLE + "\n\n" + second + "\n\na = Double.apply(x)\nb = Second.apply(x)\n"
+    result = flatten(source, path="m.py")
+    assert result.error is None and result.changed
+    assert result.flattened == ("Double",) and result.refused == ("Second",)
+    assert second in result.source and "b = Second.apply(x)" in result.source, "the failed class is byte-identical"
+    assert "a = Double(x)" in result.source and "class Double" not in result.source
+    (diagnostic,) = [d for d in result.diagnostics if d.name == "Second"]
+    line = source.splitlines().index("class Second(torch.autograd.Function):") + 1
+    assert (diagnostic.code, diagnostic.severity, diagnostic.line, diagnostic.column) == ("INL002", "warning", line, 7)
+    assert diagnostic.end_line == line and diagnostic.end_column == 13  # the class name
+    assert diagnostic.format().startswith(f"m.py:{line}:7: INL002 class Second: internal error (KeyError: 'boom' at test_engine.py:")
+    assert diagnostic.message.endswith("please report this as an inliner bug; left untouched")
+
+
+@pytest.mark.engine_bug
+@pytest.mark.parametrize("where", ["resolve", "lower_hop", "_cleanup"])  # finding, lowering, after naming it
+def test_an_internal_error_in_one_op_call_refuses_it_and_flattens_the_other(monkeypatch, where):
+    from pathlib import Path
+
+    import inliner.rewrite
+
+    real = getattr(inliner.rewrite, where)
+
+    def failing(first, *args, **kwargs):  # the op call's site, or (lower_hop) the flat function's name
+        if first.startswith("SaveIntermediate") if isinstance(first, str) else first.call.args[0].id == "fwd_body_1":
+            raise ValueError("boom")
+        return real(first, *args, **kwargs)
+
+    monkeypatch.setattr(inliner.rewrite, where, failing)
+    source = (Path(__file__).parent.parent / "golden" / "hop_two_calls" / "input.py").read_text()
+    source += "\n\nSaveInputs = SaveIntermediate = None  # taken: the flat functions get other names\n"
+    result = flatten(source, path="dump.py")
+    assert result.error is None and result.changed
+    name = "autograd_function_apply" if where == "resolve" else "SaveIntermediate"  # named once resolved
+    assert result.flattened == ("SaveInputs_1",) and result.refused == (name,)
+    call = "torch.ops.higher_order.autograd_function_apply(fwd_body_1, bwd_body_1, l_x_,"
+    assert call in result.source and "class fwd_body_1" in result.source
+    assert "autograd_function_apply(fwd_body_0" not in result.source
+    (diagnostic,) = [d for d in result.diagnostics if d.code == "INL002"]
+    lines = source.splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if call in text)
+    assert (diagnostic.name, diagnostic.line, diagnostic.column) == (name, line, lines[line - 1].index("torch.ops") + 1)
+    assert "internal error (ValueError: boom at test_engine.py:" in diagnostic.message
+
+
+@pytest.mark.engine_bug
+def test_an_internal_error_in_the_whole_file_is_the_results_error(monkeypatch):
+    import inliner.rewrite
+
+    def broken(*args, **kwargs):
+        raise RecursionError("too deep")
+
+    monkeypatch.setattr(inliner.rewrite.ScopeIndex, "build", broken)
+    source = "import torch\n\n\n" + DOUBLE
+    result = flatten(source, path="m.py")  # does not raise
+    assert result.source == source and not result.changed and not result.flattened
+    assert result.error.startswith("internal error: RecursionError: too deep at test_engine.py:")
+    assert result.error.endswith("please report this as an inliner bug")
+    (diagnostic,) = result.diagnostics
+    assert (diagnostic.code, diagnostic.severity, diagnostic.line, diagnostic.column) == ("INL002", "error", 1, 1)
+    assert diagnostic.format().startswith("m.py:1:1: INL002 internal error (RecursionError: too deep at test_engine.py:")
+
+
+def test_every_diagnostic_code_is_in_the_readme_table():
+    import re
+    from pathlib import Path
+
+    from inliner.diagnostics import CODES, INTERNAL_ERROR
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert INTERNAL_ERROR in CODES
+    assert re.findall(r"^\| `(INL\d{3})` \|", readme, re.MULTILINE) == sorted(CODES)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import traceback
@@ -20,6 +21,7 @@ import torch
 import inliner
 import inliner.engine
 import inliner.hook
+from inliner import _hook_cache
 from inliner._hook_cache import TAG, cache_path
 from inliner._hook_pth import PTH_LINE, PTH_NAME
 from inliner._linemap import compile_mapped, map_lines
@@ -210,16 +212,50 @@ def test_a_module_the_engine_cannot_fully_flatten_warns_once_and_imports(make_pa
     torch.testing.assert_close(g, torch.full((3,), 4.0))
 
 
-def test_an_engine_failure_imports_the_module_as_written(make_package, monkeypatch):
+@pytest.mark.engine_bug
+def test_an_engine_internal_error_imports_the_module_as_written(make_package, monkeypatch):
+    import inliner.rewrite
+
     name, _ = make_package({"ops": SEVEN})
 
-    def broken(source, **kwargs):
-        raise RuntimeError("kaboom")
+    real = inliner.rewrite.rewrite_module
 
-    monkeypatch.setattr(inliner.engine, "flatten", broken)
-    with inliner.hook.install([name], cache=False), pytest.warns(InlinerHookWarning, match="kaboom"):
+    def broken(source, **kwargs):
+        if "autograd" in source:
+            raise RuntimeError("kaboom")
+        return real(source, **kwargs)
+
+    monkeypatch.setattr(inliner.rewrite, "rewrite_module", broken)
+    with inliner.hook.install([name], cache=False), pytest.warns(InlinerHookWarning) as record:
         ops = importlib.import_module(f"{name}.ops")
-    assert isinstance(ops.Seven, type)
+    (warning,) = [w for w in record if issubclass(w.category, InlinerHookWarning)]
+    message = str(warning.message)
+    assert message.startswith(f"{name}.ops: inliner could not process this module: internal error: RuntimeError: kaboom")
+    assert message.endswith("please report this as an inliner bug; imported as written")
+    assert isinstance(ops.Seven, type) and isinstance(ops.Scale, type)
+
+
+@pytest.mark.engine_bug
+def test_an_internal_error_in_one_class_imports_the_rest_flattened(make_package, monkeypatch):
+    import inliner.rewrite
+
+    name, _ = make_package({"ops": SEVEN})
+    real = inliner.rewrite.lower_function_class
+
+    def lowering(node, **kwargs):
+        if node.name.value == "Seven":
+            raise KeyError("kaboom")
+        return real(node, **kwargs)
+
+    monkeypatch.setattr(inliner.rewrite, "lower_function_class", lowering)
+    with inliner.hook.install([name], cache=False), pytest.warns(InlinerHookWarning) as record:
+        ops = importlib.import_module(f"{name}.ops")
+    (warning,) = [w for w in record if issubclass(w.category, InlinerHookWarning)]
+    message = str(warning.message)
+    assert "inliner left Seven untouched; imported with the rest flattened" in message
+    assert ":5:7: INL002 class Seven: internal error (KeyError: 'kaboom' at test_hook.py:" in message
+    assert warning.lineno == 5
+    assert isinstance(ops.Seven, type) and not isinstance(ops.Scale, type)
 
 
 def test_a_syntax_error_is_the_one_python_raises(make_package):
@@ -227,6 +263,17 @@ def test_a_syntax_error_is_the_one_python_raises(make_package):
     with inliner.hook.install([name]):
         with pytest.raises(SyntaxError):
             importlib.import_module(f"{name}.bad")
+
+
+def test_an_undecodable_file_raises_what_python_raises(make_package):
+    name, package = make_package({})
+    (package / "latin.py").write_bytes(b"import torch\nclass F(torch.autograd.Function):\n    x = '\xff'\n")
+    with pytest.raises(SyntaxError) as plain:
+        importlib.import_module(f"{name}.latin")
+    _forget(name)
+    with inliner.hook.install([name]), pytest.raises(SyntaxError) as hooked:
+        importlib.import_module(f"{name}.latin")
+    assert type(hooked.value) is type(plain.value) and hooked.value.msg == plain.value.msg
 
 
 # --- scope -----------------------------------------------------------------------------
@@ -305,13 +352,63 @@ def test_cache_is_tagged_reused_and_invalidated_by_an_edit(make_package, monkeyp
     assert calls == [str(source)], "a cache hit does not run the engine"
     assert not isinstance(ops.Seven, type)
 
+    # an edit that keeps the size and the mtime (a coarse clock, a tool that restores it)
+    before = source.stat()
     source.write_text(SEVEN.replace("g * 7", "g * 9"))
-    os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 10**9))
+    os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (source.stat().st_size, source.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
     _forget(name)
     with inliner.hook.install([name]):
         ops = importlib.import_module(f"{name}.ops")
-    assert calls == [str(source)] * 2
+    assert calls == [str(source)] * 2, "the source's hash, not its mtime and size, keys the entry"
     torch.testing.assert_close(torch.func.grad(ops.f)(torch.zeros(2)), torch.full((2,), 9.0))
+
+
+def test_a_changed_engine_invalidates_the_cache(make_package, monkeypatch):
+    name, package = make_package({"ops": SEVEN})
+    source = package / "ops.py"
+    calls: list[str] = []
+    real = inliner.engine.flatten
+
+    def counting(text, **kwargs):
+        if kwargs.get("path") == str(source):
+            calls.append(kwargs["path"])
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(inliner.engine, "flatten", counting)
+    fingerprint = _hook_cache.engine_fingerprint()
+    assert fingerprint is not None and _hook_cache.engine_fingerprint() is fingerprint  # once per process
+    for engine, expected in [(fingerprint, 1), (fingerprint, 1), (b"newer!!!", 2), (b"newer!!!", 2), (fingerprint, 3)]:
+        monkeypatch.setattr(_hook_cache, "engine_fingerprint", lambda engine=engine: engine)
+        with inliner.hook.install([name]):
+            ops = importlib.import_module(f"{name}.ops")
+        _forget(name)
+        assert len(calls) == expected, engine
+        assert not isinstance(ops.Seven, type)
+
+    # an engine whose files cannot be read caches nothing (rather than something stale)
+    monkeypatch.setattr(_hook_cache, "engine_fingerprint", lambda: None)
+    Path(cache_path(str(source))).unlink()
+    with inliner.hook.install([name]):
+        importlib.import_module(f"{name}.ops")
+    assert len(calls) == 4 and not Path(cache_path(str(source))).exists()
+
+
+def test_the_engine_fingerprint_covers_every_module_of_the_package(tmp_path):
+    directory = Path(inliner.__file__).parent
+    copy = tmp_path / "inliner"
+    copy.mkdir()
+    for module in directory.glob("*.py"):
+        (copy / module.name).write_bytes(module.read_bytes())
+    original = _hook_cache._compute_fingerprint(str(copy))
+    assert original == _hook_cache.engine_fingerprint() and len(original) == 8
+    for module in sorted(copy.glob("*.py")):
+        data = module.read_bytes()
+        module.write_bytes(data.replace(b"\n", b" \n", 1) if b"\n" in data else b"#")  # one byte more
+        assert _hook_cache._compute_fingerprint(str(copy)) != original, module.name
+        module.write_bytes(data)
+    (copy / "new_engine_module.py").write_text("")
+    assert _hook_cache._compute_fingerprint(str(copy)) != original
 
 
 def test_a_cache_hit_repeats_the_warning(make_package):
@@ -347,37 +444,49 @@ import torch
 from {name} import ops
 grad = torch.func.grad(ops.f)(torch.zeros(2)).tolist() if not isinstance(ops.Seven, type) else None
 print(json.dumps({{"calls": len(calls), "grad": grad, "libcst": "libcst" in sys.modules,
-                   "inliner": "inliner" in sys.modules}}))
+                   "inliner": "inliner" in sys.modules, "engine": inliner.engine.__file__}}))
 """
 
 
-def _run(code: str, root: Path, hook: str | None) -> dict:
+def _run(code: str, root: Path, hook: str | None, first: Path | None = None) -> dict:
+    """Run ``code`` in a fresh interpreter with ``root`` (and before it ``first``) on its path."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "INLINER_HOOK")}
-    env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    path = [str(first)] if first is not None else []
+    env["PYTHONPATH"] = os.pathsep.join([*path, str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     if hook is not None:
         env["INLINER_HOOK"] = hook
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, cwd=root)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_env_var_activation_and_the_cache_across_processes(make_package):
+def test_env_var_activation_and_the_cache_across_processes(make_package, tmp_path):
     name, package = make_package({"ops": SEVEN})
     root = package.parent
     probe = PROBE.format(activate="import inliner._hook_startup  # what the .pth line runs", name=name)
+    # a copy of inliner, to be "upgraded" below as a `git pull` would
+    engine_root = tmp_path / "engine"
+    shutil.copytree(Path(inliner.__file__).parent, engine_root / "inliner", ignore=shutil.ignore_patterns("__pycache__"))
 
-    first = _run(probe, root, hook=f"{name}, unrelated")
+    first = _run(probe, root, hook=f"{name}, unrelated", first=engine_root)
+    assert first["engine"] == str(engine_root / "inliner" / "engine.py")
     assert first["grad"] == [7.0, 7.0] and first["calls"] == 2  # __init__ and ops
 
-    second = _run(probe, root, hook=name)
+    second = _run(probe, root, hook=name, first=engine_root)
     assert second["grad"] == [7.0, 7.0]
     assert second["calls"] == 0 and not second["libcst"], "a cache hit never loads the engine"
 
     source = package / "ops.py"
     source.write_text(SEVEN.replace("g * 7", "g * 9"))
     os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 10**9))
-    third = _run(probe, root, hook=name)
+    third = _run(probe, root, hook=name, first=engine_root)
     assert third["grad"] == [9.0, 9.0] and third["calls"] == 1
+
+    # a newer engine under the same version number: nothing an older one cached is used
+    emit = engine_root / "inliner" / "emit.py"
+    emit.write_text(emit.read_text() + "\n# a change in the engine\n")
+    fourth = _run(probe, root, hook=name, first=engine_root)
+    assert fourth["grad"] == [9.0, 9.0] and fourth["calls"] == 2 and fourth["libcst"], "a fresh rewrite"
 
 
 def test_the_pth_line_installs_the_hook_only_when_asked(make_package, tmp_path):

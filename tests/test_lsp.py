@@ -507,12 +507,58 @@ def test_targets_cover_decorators_and_body_and_disambiguate_by_line():
     assert _class_spans("class C(:\n") == {}
 
 
-def test_an_engine_crash_is_contained(monkeypatch):
+@pytest.mark.engine_bug
+def test_an_engine_internal_error_is_reported_and_nothing_offered(monkeypatch, caplog):
+    import inliner.rewrite
     from inliner.lsp import server
 
     def boom(*args, **kwargs):
         raise RecursionError("deep")
 
-    monkeypatch.setattr(server, "flatten", boom)
+    # a file that does not parse: nothing reported (half-typed code; other tools say why)
+    assert server.analyse(BROKEN, "t.py", None, "utf-16").diagnostics == ()
+
+    monkeypatch.setattr(inliner.rewrite, "rewrite_module", boom)
     analysis = server.analyse(GOOD_AND_BAD, "t.py", None, "utf-16")
-    assert analysis.result.error and analysis.diagnostics == () and analysis.targets == () and analysis.edits == ()
+    assert analysis.result.error and analysis.targets == () and analysis.edits == ()
+    (diagnostic,) = analysis.diagnostics
+    assert diagnostic.code == "INL002" and diagnostic.severity == types.DiagnosticSeverity.Error
+    assert diagnostic.range.start == types.Position(0, 0)
+    assert diagnostic.message.startswith("internal error (RecursionError: deep at test_lsp.py:")
+    assert "INL002" in caplog.text and "please report" in caplog.text
+
+    # what analyse reports is what the server publishes
+    published = []
+    lsp = server.InlinerLanguageServer()
+
+    async def analysis_of(uri, select=None):
+        return 3, analysis
+
+    monkeypatch.setattr(lsp, "document", lambda uri: types.TextDocumentItem(uri, "python", 3, GOOD_AND_BAD))
+    monkeypatch.setattr(lsp, "analysis", analysis_of)
+    monkeypatch.setattr(lsp, "text_document_publish_diagnostics", published.append)
+    asyncio.run(lsp.publish("file:///t.py", 0))
+    assert [p.diagnostics for p in published] == [list(analysis.diagnostics)]
+
+
+@pytest.mark.engine_bug
+def test_an_internal_error_in_one_class_is_a_warning_on_it(monkeypatch):
+    import inliner.rewrite
+    from inliner.lsp import server
+
+    real = inliner.rewrite.lower_function_class
+
+    def lowering(node, **kwargs):
+        if node.name.value == "Scale":
+            raise KeyError("boom")
+        return real(node, **kwargs)
+
+    monkeypatch.setattr(inliner.rewrite, "lower_function_class", lowering)
+    analysis = server.analyse(FIXED, "t.py", None, "utf-16")
+    assert analysis.result.error is None and analysis.result.flattened == ("Helper",)
+    assert [t.name for t in analysis.targets] == ["Helper"]
+    (diagnostic,) = [d for d in analysis.diagnostics if d.code == "INL002"]
+    line = FIXED.splitlines().index("class Scale(torch.autograd.Function):")
+    assert diagnostic.severity == types.DiagnosticSeverity.Warning
+    assert diagnostic.range == types.Range(types.Position(line, 6), types.Position(line, 11))
+    assert "class Scale: internal error (KeyError: 'boom'" in diagnostic.message

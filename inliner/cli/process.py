@@ -1,13 +1,13 @@
 """One file through the engine: read, flatten, check the result is safe, write.
 
-``run`` never raises: every problem becomes a failed ``Outcome`` naming the reason,
-and a failed file is never written. It runs in worker processes, so its inputs and
-outputs are plain picklable data.
+Every problem becomes a failed ``Outcome`` naming the reason (the engine never
+raises: its internal errors come back in its result), and a failed file is never
+written. It runs in worker processes, so its inputs and outputs are plain
+picklable data.
 """
 
 from __future__ import annotations
 
-import traceback
 import warnings
 from dataclasses import dataclass
 from typing import Callable
@@ -49,20 +49,6 @@ class Outcome:
 
 def run(task: Task, engine: Engine | None = None) -> Outcome:
     engine = engine if engine is not None else flatten
-    try:
-        return _run(task, engine)
-    except Exception as exc:  # an engine (or our) bug: report it, touch nothing
-        tb = traceback.extract_tb(exc.__traceback__)
-        where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
-        return Outcome(
-            task.display,
-            FAILED,
-            f"internal error: {type(exc).__name__}: {exc}{where}",
-            output=task.stdin,
-        )
-
-
-def _run(task: Task, engine: Engine) -> Outcome:
     try:
         snapshot = sio.read(task.real) if task.stdin is None else None
         decoded = snapshot.decoded if snapshot is not None else sio.decode(task.stdin)

@@ -25,7 +25,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from inliner import __version__
-from inliner.diagnostics import Diagnostic, Severity
+from inliner.diagnostics import INTERNAL_ERROR, Diagnostic, Severity
 from inliner.engine import FlattenResult, Selection, flatten
 from inliner.lsp import text as txt
 
@@ -83,17 +83,18 @@ class _Entry:
 def analyse(text: str, path: str, select: Selection | None, encoding: str) -> Analysis:
     """Run the engine once and derive diagnostics, edits and (whole-file) action targets.
 
-    Never raises: an engine failure is logged and treated like a file that does
-    not parse (nothing reported, nothing offered).
+    A file the engine cannot process gets nothing offered; of its diagnostics only
+    an internal error (INL002, also logged) is reported: a syntax error is the
+    business of the user's other tools, and is usually just half-typed code.
     """
-    try:
-        result = flatten(text, path=path, select=select)
-    except Exception as exc:  # the engine must never take the server down
-        logger.exception("engine failed on %s", path)
-        return Analysis(FlattenResult(text, error=f"internal error: {exc!r}"))
-    if result.error is not None:
-        return Analysis(result)
+    result = flatten(text, path=path, select=select)
+    for diagnostic in result.diagnostics:
+        if diagnostic.code == INTERNAL_ERROR:
+            logger.error("%s", diagnostic.format())
     lines = txt.split_lines(text)
+    if result.error is not None:
+        internal = (d for d in result.diagnostics if d.code == INTERNAL_ERROR)
+        return Analysis(result, tuple(lsp_diagnostic(d, lines, encoding) for d in internal))
     diagnostics = tuple(lsp_diagnostic(d, lines, encoding) for d in result.diagnostics)
     edits = tuple(txt.line_edits(text, result.source, encoding)) if result.source != text else ()
     targets = () if select is not None else find_targets(text, result.diagnostics, diagnostics)
@@ -288,9 +289,8 @@ class InlinerLanguageServer(LanguageServer):
             if done is None or self.document(uri) is None or self.document(uri).version != version:
                 return  # a newer version has its own publish
             _, analysis = done
-            diagnostics = [] if analysis.result.error is not None else list(analysis.diagnostics)
             self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=list(analysis.diagnostics), version=version)
             )
         except asyncio.CancelledError:
             raise

@@ -17,9 +17,9 @@ from collections.abc import Iterable
 
 import libcst as cst
 
+from inliner.diagnostics import INVARIANT_VIOLATION as INVARIANT_CODE
 from inliner.model import CustomVJP, Refuse
 
-INVARIANT_CODE = "INL003"
 _BUILTINS = frozenset(dir(builtins))
 
 

@@ -8,7 +8,7 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _engine_internal_errors_fail_the_test(request, monkeypatch):
-    """``flatten`` turns an engine bug into an INL002 result instead of raising, so a test
+    """``flatten`` turns an engine bug into an INL002 (or INL003) result instead of raising, so a test
     that only checks the text could pass over one: any internal error fails the test
     (with the original exception) unless the test injects it (``@pytest.mark.engine_bug``)."""
     if request.node.get_closest_marker("engine_bug") is not None:
@@ -17,6 +17,7 @@ def _engine_internal_errors_fail_the_test(request, monkeypatch):
     import inliner.engine
     import inliner.rewrite
     from inliner.diagnostics import internal_error
+    from inliner.invariants import check_no_new_names
 
     seen: list[BaseException] = []
 
@@ -24,8 +25,16 @@ def _engine_internal_errors_fail_the_test(request, monkeypatch):
         seen.append(exc)
         return internal_error(exc)
 
+    def checking(*args, **kwargs) -> None:
+        try:
+            check_no_new_names(*args, **kwargs)
+        except Exception as exc:  # a Refuse: the rewrite failed the invariant (INL003)
+            seen.append(exc)
+            raise
+
     for module in (inliner.engine, inliner.rewrite):
         monkeypatch.setattr(module, "internal_error", recording)
+    monkeypatch.setattr(inliner.rewrite, "check_no_new_names", checking)
     yield
     if seen:
-        raise AssertionError(f"the engine hit {len(seen)} internal error(s) (INL002); the first:") from seen[0]
+        raise AssertionError(f"the engine hit {len(seen)} internal error(s) (INL002/INL003); the first:") from seen[0]

@@ -29,7 +29,7 @@ from typing import Sequence
 import torch
 
 from harness import assert_same, load_module, run_all_safe
-from inliner.diagnostics import INTERNAL_ERROR
+from inliner.diagnostics import INTERNAL_CODES
 from inliner.engine import flatten
 
 
@@ -67,7 +67,7 @@ def check(source: str, classes: Sequence[str], probes: Sequence = (), *, func: b
     result = flatten(source, path="fuzz_case.py")  # never raises: an engine bug is an INL002 diagnostic
     outcome.output = result.source
     outcome.flattened = tuple(result.flattened)
-    internal = [d.format() for d in result.diagnostics if d.code == INTERNAL_ERROR]
+    internal = [d.format() for d in result.diagnostics if d.code in INTERNAL_CODES]
     outcome.failures.extend(f"engine-raised: {text}" for text in internal)
     if result.error:
         if not internal:

@@ -25,7 +25,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from inliner import __version__
-from inliner.diagnostics import INTERNAL_ERROR, Diagnostic, Severity
+from inliner.diagnostics import INTERNAL_CODES, INTERNAL_ERROR, Diagnostic, Severity
 from inliner.engine import FlattenResult, Selection, flatten
 from inliner.lsp import text as txt
 
@@ -89,7 +89,7 @@ def analyse(text: str, path: str, select: Selection | None, encoding: str) -> An
     """
     result = flatten(text, path=path, select=select)
     for diagnostic in result.diagnostics:
-        if diagnostic.code == INTERNAL_ERROR:
+        if diagnostic.code in INTERNAL_CODES:
             logger.error("%s", diagnostic.format())
     lines = txt.split_lines(text)
     if result.error is not None:

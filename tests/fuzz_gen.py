@@ -221,6 +221,22 @@ class FunctionBuilder:
             self.features.add(name)
         return on
 
+    def attr_reads_attr(self, body: "_Lines", plain: list[str], counter: list[int], for_paths) -> None:
+        """An attribute read on the right of an assignment, after it was set on every path:
+        of itself (``ctx.s = ctx.s * 2.0``) or of another (``ctx.d = ctx.t * 2.0 + 1.0``)."""
+        numeric = [n for n in plain if n.startswith(("t_", "s_"))]
+        if not numeric or not self.feature("attr_reads_attr", 15):
+            return
+        ctx, source = self.ctx, self.ch.choice(numeric)
+        if self.ch.bool(40):
+            body.add(0, f"{ctx}.{source} = {ctx}.{source} * 2.0")
+            return
+        name = f"d_{counter[0]}"
+        counter[0] += 1
+        kind = "tensor" if source.startswith("t_") else "float"
+        body.add(0, f"{ctx}.{name} = {ctx}.{source} * 2.0 + 1.0")
+        for_paths(None, lambda state: state.attrs.update({name: kind}))
+
     # -- parameters ------------------------------------------------------------
     def params(self) -> None:
         ch = self.ch
@@ -466,8 +482,8 @@ class FunctionBuilder:
             for_paths(cond, upd)
             return name
 
-        for _ in range(ch.draw(3)):
-            emit_attr(body, 0, None, avail)
+        plain = [emit_attr(body, 0, None, avail) for _ in range(ch.draw(3))]
+        self.attr_reads_attr(body, plain, attr_counter, for_paths)
         if ch.bool(10):
             # tuple assignment of two attributes
             n1, n2 = f"ta_{attr_counter[0]}", f"tb_{attr_counter[0]}"

@@ -574,3 +574,32 @@ def test_statement_after_an_emptied_block_survives():
     the next top-level statement (`t1 = t1 * 3.0 + 1.0`) was dropped too."""
     assert "t1 = t1 * 3.0 + 1.0" in flatten(STATEMENT_AFTER_EMPTIED_BLOCK).source
     assert_rewrite_behaves_like_original(STATEMENT_AFTER_EMPTIED_BLOCK, "F")
+
+
+ATTR_READ_INSIDE_ATTR_SET = """\
+import torch
+
+
+class F(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.s_0 = k
+        ctx.d_1 = ctx.s_0 * 2.0 + 1.0
+        ctx.s_0 = ctx.s_0 * 2.0
+        return x * k
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.d_1 * ctx.s_0, None
+
+
+def scenario_basic():
+    x = torch.randn(3, requires_grad=True)
+    return [x], F.apply(x, 1.5)
+"""
+
+
+def test_attr_read_inside_attr_set():
+    """Found by the `attr_reads_attr` generator feature (fixed in e248e1f): a ctx read
+    inside the value of a ctx set was emitted as is, so fwd read `ctx` (NameError)."""
+    assert_rewrite_behaves_like_original(ATTR_READ_INSIDE_ATTR_SET)

@@ -7,13 +7,20 @@ Elsewhere every test here is skipped.
 
 | row | the rewrite must |
 | --- | --- |
-| ``thunder_jit`` | gradients equal eager; every call is a thunder symbol named after the original whose subsymbols spell out the forward's body; no ``autograd_function_apply`` in any trace |
-| ``thunderfx`` | gradients equal eager; no ``autograd_function_apply`` in any graph or trace thunder receives; the flat callable runs inside thunder, not split out to its fallback (except ``SPLIT_OUT_BY_DESIGN``) |
+| ``thunder_jit`` | gradients equal eager; every call is a thunder symbol named after the original whose subsymbols spell out the forward's body; no ``autograd_function_apply`` in any trace; every trace a program (below) |
+| ``thunderfx`` | gradients equal eager; no ``autograd_function_apply`` in any graph or trace thunder receives; the flat callable runs inside thunder, not split out to its fallback (except ``SPLIT_OUT_BY_DESIGN``); every trace a program |
+
+"A program" (tests/thunder_programs.py): every name a forward or backward trace calls is
+bound by its ``python_ctx()``, the builtins or the program itself, and the initial
+computation trace, run under ``thunder.jit``, gives eager's outputs (its body, without
+``no_grad``, eager's gradients). Asserted for the rewrite; thunder's own lookaside for
+``autograd.Function`` fails it (``test_original``), a plain torch function passes it.
 
 How the rewrite gets there: ``inliner._thunder`` (loaded when thunder is) gives every
 flat callable a thunder lookaside built like thunder's own for the
 ``autograd_function_apply`` op: it traces ``fwd`` into one symbol named after the
-original and registers ``bwd``'s trace as that symbol's grad rule. It also sets
+original (bound, in the trace's context, to the flat callable) and registers ``bwd``'s
+trace as that symbol's grad rule. It also sets
 ``thunder_supported`` on the flat callable, which thunderfx's splitter honours, so the
 call node dynamo hands thunder runs inside thunder.
 

@@ -22,7 +22,8 @@ and checks:
 - ``thunder.jit`` of the flattened ``DynamoModule`` gives the values and gradients of
   eager of the original Function (its custom backward: differentiating through the
   forward gives other gradients), and no thunder trace of it (``last_traces`` /
-  ``last_backward_traces``) contains the op.
+  ``last_backward_traces``) contains the op;
+- every such trace is a program (tests/thunder_programs.py), which the original's are not.
 
 Runs only where lightning-thunder imports (``bash scripts/thunder_env.sh``; then
 ``/tmp/thunder-venv/bin/python -m pytest -m thunder tests/test_thunder_repro.py``).

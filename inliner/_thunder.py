@@ -11,6 +11,15 @@ output grads, register an operator named after the flat callable whose execution
 the forward trace and whose grad transform runs the backward trace. No trace ever
 mentions ``autograd_function_apply``.
 
+Every trace thunder prints must stay a program that runs: the symbol is printed as the
+original's name (``ScaledSin``; ``ScaledSin_1`` for a second, different Function of that
+name in one trace), and that name is bound, in the trace's ``python_ctx()``, to the flat
+callable itself. Run eagerly it computes the forward; run under ``thunder.jit`` (as
+``thunder.jit(trace.python_callable())``) it meets this lookaside again, custom backward
+included. thunder's own lookasides register their operators under a per-executor name
+(``Name_<id>_<n>``) that nothing binds. The symbol's source comment is the line that
+called the flat callable, not the last line traced inside it.
+
 A Function thunder cannot run faithfully (``set_materialize_grads(False)``: thunder has
 no None gradients; ``mark_dirty``: thunder cannot make a dirtied view's base take the
 custom backward) gets a lookaside that raises instead: a loud error, never other
@@ -26,13 +35,24 @@ internals and must cost nothing to code that never meets thunder.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
+import itertools
 from typing import Any, Callable
 
 from thunder.core import dtypes, jit_ext
-from thunder.core.interpreter import INTERPRETER_SIGNALS, ProvenanceRecord, PseudoInst, unwrap, wrap, wrap_const
+from thunder.core.interpreter import (
+    INTERPRETER_SIGNALS,
+    ProvenanceRecord,
+    PseudoInst,
+    get_interpreterruntimectx,
+    unwrap,
+    wrap,
+    wrap_const,
+)
 from thunder.core.proxies import Proxy, TensorProxy
+from thunder.core.symbol import Symbol, default_python_printer
 from thunder.core.trace import from_trace, get_tracectx, tracectx
 from thunder.core.trace_interpreter import interpret_trace
 from thunder.core.update_aliases import insert_alias_updates
@@ -51,7 +71,9 @@ def register(flat: Callable, spec: Any, decorated_fwd: Callable) -> None:
     elif spec.dirty:
         lookaside = functools.partial(_refuse, spec.name, _NO_DIRTY)
     else:
-        lookaside = functools.partial(_lookaside, spec.name, spec.fwd, decorated_fwd, _backward(spec), spec.nondiff)
+        lookaside = functools.partial(
+            _lookaside, flat, spec.name, spec.fwd, decorated_fwd, _backward(spec), spec.nondiff
+        )
     jit_ext._general_jit_lookaside_map[flat] = lookaside
     # thunderfx: run the call inside thunder, except where thunder cannot run it inside one
     # symbol (forward decorators: custom_fwd enters autocast contexts) or where the call is
@@ -172,7 +194,76 @@ def _check_gradient_count(name: str, returned: Any, n_inputs: int) -> None:
         )
 
 
+#: Modules whose frames are not the user's call site: thunder's interpreter, and
+#: ``runtime``'s wrapper that casts a ``custom_fwd(cast_inputs=...)`` Function's inputs.
+_NOT_USER_MODULES = frozenset({"thunder.core.interpreter", "thunder.core.jit_ext", "thunder.torch", "inliner.runtime"})
+
+#: Names a trace's program binds besides its symbols' (its imports, thunder's helpers,
+#: Python's builtins): a symbol's name must not shadow them.
+_RESERVED_NAMES = frozenset(dir(builtins)) | {
+    "torch",
+    "thunder",
+    "ltorch",
+    "prims",
+    "no_autocast",
+    "clear_mutable_collection",
+}
+
+
+def _call_site() -> tuple[str | None, Any]:
+    """File and position of the user's call of the flat callable (thunder's own
+    ``get_current_user_source_location``, also skipping ``runtime``'s casting wrapper)."""
+    for frame in reversed(get_interpreterruntimectx().frame_stack):
+        if unwrap(frame.globals).get("__name__", "") not in _NOT_USER_MODULES:
+            return frame.code.co_filename, frame.positions
+    return None, None
+
+
+def _symbol_name(ctx: Any, flat: Callable, name: str) -> str:
+    """The name ``flat``'s calls print as in the trace being built: the original's name,
+    suffixed ``_1``, ``_2``, ... when the trace already uses it (another flat callable of
+    that name, a variable, a name the program imports). Every call of ``flat`` in the
+    trace prints as the same name, so the names depend only on the order of first calls."""
+    trace = ctx.computation_trace
+    names = trace.__dict__.setdefault("_inliner_symbol_names", {})
+    if flat not in names:
+        candidate, k = name, 0
+        while candidate in trace.names or candidate in _RESERVED_NAMES:
+            k += 1
+            candidate = f"{name}_{k}"
+        trace.names.add(candidate)  # no proxy takes it later
+        names[flat] = candidate
+    return names[flat]
+
+
+_symbol_ids = itertools.count()
+
+
+def _operator(ctx: Any, flat: Callable, name: str, forward: Callable) -> Symbol:
+    """A symbol of the jit's ad hoc executor (what its ``register_operator`` makes) that
+    prints as ``name`` and whose bound symbols bind ``name`` to ``flat`` in the trace's
+    ``python_ctx()``. Its id is unique per call: each call has its own forward and grad
+    rule (traced for its arguments), registered under that id."""
+    executor = ctx.ad_hoc_executor
+    call_ctx = {name: flat}
+
+    def bind_postprocess(bsym: Any) -> None:
+        bsym._call_ctx = call_ctx
+
+    sym = Symbol(
+        name=name,
+        id=f"{name}__inliner_{next(_symbol_ids)}",
+        meta=forward,
+        executor=executor,
+        _bind_postprocess=bind_postprocess,
+        python_printer=default_python_printer,
+    )
+    executor.opmap[sym.id] = sym
+    return sym
+
+
 def _lookaside(
+    flat: Callable,
     name: str,
     fwd: Callable,
     decorated_fwd: Callable,
@@ -182,6 +273,7 @@ def _lookaside(
     **kwargs: Any,
 ) -> Any:
     ctx = jit_ext.get_jit_ctx()
+    call_site = _call_site()
     if kwargs:
         # Inputs passed by keyword are inputs too: bind them to their positions, so that
         # the gradients bwd returns for them reach them.
@@ -265,7 +357,10 @@ def _lookaside(
                 put_grad(arg, grad)
         return primal
 
-    forward_op = ctx.ad_hoc_executor.register_operator(name, like=forward)
+    forward_op = _operator(ctx, flat, _symbol_name(ctx, flat, name), forward)
+    # tracing fwd and bwd moved the trace's source location into them: the symbol's
+    # source comment is the call
+    ctx.computation_trace.set_current_source_location(*call_site)
     result = forward_op(*plain_args, **plain_kwargs)
     ctx.ad_hoc_executor.register_implementation(
         forward_op, execution_transform=forward, grad_transform=grad_transform

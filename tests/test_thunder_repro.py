@@ -22,7 +22,8 @@ and checks:
 - ``thunder.jit`` of the flattened ``DynamoModule`` gives the values and gradients of
   eager of the original Function (its custom backward: differentiating through the
   forward gives other gradients), and no thunder trace of it (``last_traces`` /
-  ``last_backward_traces``) contains the op.
+  ``last_backward_traces``) contains the op;
+- every such trace is a program (tests/thunder_programs.py), which the original's are not.
 
 Runs only where lightning-thunder imports (``bash scripts/thunder_env.sh``; then
 ``/tmp/thunder-venv/bin/python -m pytest -m thunder tests/test_thunder_repro.py``).
@@ -50,6 +51,8 @@ with warnings.catch_warnings():
     import torch
     from torch import nn
     from thunder.dynamo import thunderfx
+
+import thunder_programs as tp
 
 from inliner.engine import flatten
 
@@ -317,7 +320,7 @@ def test_flattened_module_under_thunder_jit(generated, name):
     symbols = _symbol_names(traces)
     assert not [n for n in symbols if "autograd_function_apply" in n or "higher_order" in n], symbols
     for flat in CASES[name].flat_names:
-        assert any(n.startswith(f"{flat}_") for n in symbols), (flat, symbols)
+        assert flat in symbols, (flat, symbols)  # named after the original Function
     text = "\n".join(str(t) for t in traces)
     assert "higher_order" not in text and "autograd_function_apply(" not in text
 
@@ -332,3 +335,34 @@ def test_no_trace_text_mentions_the_op(generated, name):
     assert not re.search(r"\bautograd_function_apply(_\d+)?\(", text)
     assert not [n for n in _symbol_names(traces) if "autograd_function_apply" in n]
     assert "autograd_function_apply" not in text
+
+
+@pytest.mark.parametrize("name", IDS)
+def test_flattened_module_traces_are_programs(generated, name):
+    """Every thunder trace of the flattened DynamoModule is a program: each name it calls
+    is bound in its ``python_ctx()``; the initial trace, run as one (under thunder.jit),
+    gives eager's outputs, and its body the custom backward's gradients. The original
+    script's traces are not: thunder's lookaside for the op registers a symbol
+    (``higher_order_autograd_function_apply_<random>_<id>_<n>``) nothing binds."""
+    gen = generated[name]
+    leaves = _leaves(gen)
+    expected_out = gen.fn(*gen.inputs)
+    expected = _grads(expected_out, leaves)
+
+    original = _load(gen.script, warm=False)
+    jitted = thunder.jit(original.DynamoModule())
+    jitted(*_graph_args(gen, original))
+    missing = tp.unresolved_by_trace(list(thunder.last_traces(jitted)) + list(thunder.last_backward_traces(jitted)))
+    assert any("autograd_function_apply" in n for names in missing.values() for n in names), missing
+
+    module = _load(gen.flat_script, warm=True)
+    jitted = thunder.jit(module.DynamoModule())
+    args = _graph_args(gen, module)
+    jitted(*args)
+    traces = list(thunder.last_traces(jitted)) + list(thunder.last_backward_traces(jitted))
+    assert not tp.unresolved_by_trace(traces)
+    (out,) = tp.flat_outputs(tp.run_initial_trace(jitted, *args))
+    torch.testing.assert_close(out, expected_out.detach())
+    (body,) = tp.flat_outputs(tp.run_initial_trace(jitted, *args, decorators=False))
+    for g, e in zip(_grads(body, leaves), expected):
+        torch.testing.assert_close(g, e)

@@ -712,13 +712,38 @@ def _thunder_traces_text(traces: Any) -> str:
     return "\n".join(str(t) for t in traces)
 
 
+def _thunder_program(driver: str, jitted: Callable) -> str:
+    """"ok" if the initial computation trace of ``jitted``, run as a program (under
+    ``thunder.jit``, tests/thunder_programs.py), gives the original's eager outputs, and
+    its body (without the ``no_grad`` decorator) the original's gradients; else why not."""
+    from thunder_programs import run_initial_trace
+
+    try:
+        out = run_initial_trace(jitted, *fresh(make_inputs(driver)))
+        _, grads = grads_of(lambda *t: run_initial_trace(jitted, *t, decorators=False), make_inputs(driver))
+    except Exception as exc:
+        return _short(exc)
+    tol = {"rtol": DRIVERS[driver].rtol, "atol": DRIVERS[driver].atol}
+    expected = [t.detach() for t in flat_tensors(reference(driver)[0])]
+    if not same(flat_tensors(out), expected, False, **tol):
+        return "the program's outputs differ from eager"
+    outcome = compare_grads(driver, grads)
+    return "ok" if outcome.ok else f"the program's gradients: {outcome.reason}"
+
+
 def check_thunder_jit(driver: str, rewritten: bool) -> Outcome:
     """thunder.jit: gradients equal eager, no autograd_function_apply, the forward spelled out.
 
     "Spelled out": every call of a flat callable is a bound symbol named after the
-    original (``Name_<id>_0``) whose subsymbols are the forward's operations.
+    original (``Name``, ``Name_1`` for a second Function of that name) whose subsymbols
+    are the forward's operations.
+
+    Recorded in the details, asserted by tests/test_thunder.py: ``unresolved``, the names
+    a trace's program calls that its ``python_ctx()`` does not bind (per trace), and
+    ``program``, whether the initial trace run as a program reproduces eager.
     """
     import thunder
+    from thunder_programs import unresolved_by_trace
 
     f = body(driver, rewritten)
     try:
@@ -734,9 +759,15 @@ def check_thunder_jit(driver: str, rewritten: bool) -> Outcome:
         names = {getattr(fn, "__self__", fn).__name__ for fn in functions(driver, rewritten).values()}
     spelled = {}
     for name in names:
-        bsyms = [b for b in traces[0].bound_symbols if b.sym.name.startswith(f"{name}_")]
+        bsyms = [b for b in traces[0].bound_symbols if re.fullmatch(rf"{name}(_\d+)*", b.sym.name)]
         spelled[name] = bool(bsyms) and all(b.subsymbols for b in bsyms)
-    details = {"spelled_out": spelled, "trace": str(traces[0])}
+    details = {
+        "spelled_out": spelled,
+        "trace": str(traces[0]),
+        "symbols": [b.sym.name for b in traces[0].bound_symbols if b.sym.name.startswith(tuple(names))],
+        "unresolved": unresolved_by_trace(list(traces) + list(backward)),
+        "program": _thunder_program(driver, jf),
+    }
     if "autograd_function_apply" in text:
         return Outcome(False, "autograd_function_apply in a thunder trace", details)
     if not all(spelled.values()):
@@ -746,11 +777,60 @@ def check_thunder_jit(driver: str, rewritten: bool) -> Outcome:
     return outcome
 
 
+def _thunderfx_programs(driver: str, compiled: Any) -> str:
+    """"ok" if the initial trace of every graph thunderfx handed thunder, run as a program
+    (under ``thunder.jit``) on inputs made from the graph's example-input metadata, gives
+    the outputs of that graph run eagerly, and its body (without ``no_grad``) the graph's
+    eager gradients; else why not."""
+    tol = {"rtol": DRIVERS[driver].rtol, "atol": DRIVERS[driver].atol}
+    for info in compiled._backend.subgraph_infos:
+        graphs = [
+            gm for gm, fn in info.submodule_to_compiled_functions.items() if str(fn.compiler).endswith("THUNDER")
+        ]
+        for gm, jitted, metas in zip(graphs, info.thunder_compiled_fns, info.thunder_compiled_fns_example_inputs):
+            try:
+                reason = _thunderfx_program(gm, jitted, metas, tol)
+            except Exception as exc:
+                reason = _short(exc)
+            if reason != "ok":
+                return reason
+    return "ok"
+
+
+def _thunderfx_program(gm: Any, jitted: Any, metas: list, tol: dict) -> str:
+    from thunder.dynamo.utils import example_input_meta_to_input
+    from thunder_programs import run_initial_trace
+
+    torch.manual_seed(0)
+    inputs = tuple(example_input_meta_to_input(m) for m in metas)
+    out = run_initial_trace(jitted, *fresh(inputs))
+    if not same(flat_tensors(out), [t.detach() for t in flat_tensors(gm(*fresh(inputs)))], False, **tol):
+        return "a program's outputs differ from its graph's"
+
+    def loss_and_leaves(fn: Callable) -> tuple[torch.Tensor, list]:
+        args = fresh(inputs)
+        floats = [t for t in flat_tensors(fn(*args)) if t.is_floating_point() and t.requires_grad]
+        leaves = [t for t in args if isinstance(t, torch.Tensor) and t.requires_grad]
+        return scalar_loss(floats, cotangents(floats)), leaves
+
+    loss, leaves = loss_and_leaves(lambda *a: run_initial_trace(jitted, *a, decorators=False))
+    eager_loss, eager_leaves = loss_and_leaves(gm)
+    if not leaves or not isinstance(eager_loss, torch.Tensor):
+        return "ok"  # nothing to differentiate
+    got = torch.autograd.grad(loss, leaves, allow_unused=True)
+    want = torch.autograd.grad(eager_loss, eager_leaves, allow_unused=True)
+    got = [torch.zeros_like(x) if g is None else g for g, x in zip(got, leaves)]
+    want = [torch.zeros_like(x) if g is None else g for g, x in zip(want, leaves)]
+    return "ok" if same(got, want, False, **tol) else "a program's gradients differ from its graph's"
+
+
 def check_thunderfx(driver: str, rewritten: bool) -> Outcome:
     """thunderfx (torch.compile with thunder's backend): gradients equal eager and no
     autograd_function_apply in any graph handed to thunder."""
+    import thunder
     import torch._dynamo
     from thunder.dynamo import thunderfx
+    from thunder_programs import unresolved_by_trace
 
     torch._dynamo.reset()
     try:
@@ -763,7 +843,15 @@ def check_thunderfx(driver: str, rewritten: bool) -> Outcome:
             for gm, compiled in info.submodule_to_compiled_functions.items()
             if str(getattr(compiled, "compiler", "")).endswith("THUNDER")
         ]
-        text = _thunder_traces_text(list(cf.last_traces) + list(cf.last_backward_traces))
+        # every trace of every thunder graph (cf.last_traces holds each graph's last only)
+        thunder_traces = [
+            trace
+            for info in infos
+            for fn in info.thunder_compiled_fns
+            for trace in (*thunder.last_traces(fn), *thunder.last_backward_traces(fn))
+        ]
+        text = _thunder_traces_text(thunder_traces)
+        program = _thunderfx_programs(driver, cf) if rewritten else None
     except Exception as exc:
         return Outcome(False, _short(exc))
     finally:
@@ -772,7 +860,13 @@ def check_thunderfx(driver: str, rewritten: bool) -> Outcome:
     # flat callables thunder's splitter sent to its fallback instead of running them itself
     names = sorted({getattr(fn, "__name__", "") for fn in functions(driver, rewritten).values()}) if rewritten else []
     split_out = [n for n in names if any(f"target: <function {n} at" in r for r in split_reasons)]
-    details = {"thunder_graphs": len(thunder_graphs), "split_reasons": split_reasons, "split_out": split_out}
+    details = {
+        "thunder_graphs": len(thunder_graphs),
+        "split_reasons": split_reasons,
+        "split_out": split_out,
+        "unresolved": unresolved_by_trace(thunder_traces),
+        "program": program,
+    }
     if any("autograd_function_apply" in code for code in thunder_graphs) or "autograd_function_apply" in text:
         outcome = compare_grads(driver, got)
         return Outcome(False, "autograd_function_apply reaches thunder", {**details, "grads_ok": outcome.ok})

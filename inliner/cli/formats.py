@@ -160,7 +160,7 @@ def sarif_log(
     run's invocation then says it did not succeed and names them.
     """
     rules = sarif_rules()
-    rule_index = {rule["id"]: index for index, rule in enumerate(rules)}  # type: ignore[misc]
+    rule_index = {str(rule["id"]): index for index, rule in enumerate(rules)}
     root = Path(cwd if cwd is not None else os.getcwd()).as_uri().rstrip("/") + "/"
     invocation: dict[str, object] = {"executionSuccessful": not failures}
     if failures:

@@ -138,7 +138,19 @@ def test_json_parse_error_has_a_position(proj: Path, capsys: pytest.CaptureFixtu
     assert status == 123
     (record,) = [json.loads(line) for line in out.splitlines()]
     assert record["code"] == "INL000" and record["severity"] == "error" and record["line"] == 5
-    assert isinstance(record["end_line"], int) and isinstance(record["end_column"], int)
+    # Python gives no end for "'(' was never closed": an empty range at the start
+    assert (record["end_line"], record["end_column"]) == (record["line"], record["column"])
+
+    # where Python gives a range, it is carried (columns in characters, end exclusive)
+    (proj / "pkg" / "broken2.py").write_text("import torch\n\n\nclass F(torch.autograd.Function):\n    pass\n\n\né = (1,\n 2 3)\n")
+    _, out, _ = run(capsys, "--check", "--output-format", "json", "pkg/broken2.py")
+    (record,) = [json.loads(line) for line in out.splitlines()]
+    assert (record["line"], record["column"], record["end_line"], record["end_column"]) == (9, 2, 9, 5)
+    (proj / "pkg" / "broken3.py").write_text("import torch\n\n\nclass F(torch.autograd.Function):\n    def forward(ctx, é, é):\n        pass\n")
+    _, out, _ = run(capsys, "--check", "--output-format", "json", "pkg/broken3.py")
+    (record,) = [json.loads(line) for line in out.splitlines()]
+    assert "duplicate argument" in record["message"]
+    assert (record["line"], record["column"], record["end_line"], record["end_column"]) == (5, 25, 5, 26)
 
 
 def test_stdin_with_check(proj: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,16 +2,20 @@
 
 Python runs ``import`` lines of ``*.pth`` files in site-packages at start-up, which
 is how coverage measures subprocesses. Ours costs an environment lookup when
-``INLINER_HOOK`` is unset: only when it is set does it import inliner. It is
-written by an explicit command rather than shipped in the wheel because setuptools
-cannot place a file at the site-packages root for both a normal and an editable
-(PEP 660) install; the command works the same for both:
+``INLINER_HOOK`` is unset: only when it is set does it import inliner.
+
+The wheel ships the line as ``inliner-hook.pth`` at its root (``setup.py``'s build step
+writes ``PTH_LINE`` there), so ``pip install`` puts it in site-packages and ``pip
+uninstall`` removes it; an editable install gets it too. Environments that strip
+``.pth`` files from packages (some image builders and bundlers do) get the same line,
+as ``inliner_hook.pth``, from an explicit command:
 
     python -m inliner.hook install-pth [--user | --dir DIR]
     python -m inliner.hook uninstall-pth [--user | --dir DIR]
 
-A line left behind after inliner is uninstalled prints one message when
-``INLINER_HOOK`` is set and does nothing otherwise.
+When both files are there the hook is still installed once. A line the command left
+behind after inliner is uninstalled prints one message when ``INLINER_HOOK`` is set
+and does nothing otherwise.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-PTH_NAME = "inliner_hook.pth"
+PTH_NAME = "inliner_hook.pth"  # written by install-pth
+SHIPPED_PTH_NAME = "inliner-hook.pth"  # in the wheel (setup.py); owned by pip
 _START = (
     "try:\n"
     " import inliner._hook_startup\n"

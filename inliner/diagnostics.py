@@ -33,6 +33,33 @@ class Diagnostic:
     def format(self) -> str:
         return f"{self.path}:{self.line}:{self.column}: {self.code} {self.message}"
 
+    @staticmethod
+    def utf8_column(source: str, line: int, offset: int) -> int:
+        """The 1-based character column of a 1-based UTF-8 byte ``offset`` into ``line`` of ``source``."""
+        lines = source.splitlines()
+        if not 1 <= line <= len(lines) or offset < 1:
+            return offset
+        return len(lines[line - 1].encode("utf-8")[: offset - 1].decode("utf-8", errors="ignore")) + 1
+
+    @staticmethod
+    def syntax_error_end(
+        exc: BaseException, line: int, column: int, *, utf8_of: str | None = None
+    ) -> dict[str, int]:
+        """``end_line``/``end_column`` of a SyntaxError, when Python gives a range ending after its start.
+
+        The parser counts columns in characters, as we do; errors that ``compile`` finds in
+        an AST (a duplicate argument, ``return`` outside a function) count UTF-8 bytes, as
+        the AST does: for those pass the source as ``utf8_of``. Python leaves the end
+        empty, or 0, for some errors ("'(' was never closed"), and then there is none.
+        """
+        end_line, end_column = getattr(exc, "end_lineno", None), getattr(exc, "end_offset", None)
+        if isinstance(end_line, int) and isinstance(end_column, int) and end_column >= 1:
+            if utf8_of is not None:
+                end_column = Diagnostic.utf8_column(utf8_of, end_line, end_column)
+            if (end_line, end_column) > (line, column):
+                return {"end_line": end_line, "end_column": end_column}
+        return {}
+
 
 # Every code the engine emits, with a one-line summary; README documents each.
 CODES: dict[str, str] = {

@@ -11,8 +11,8 @@ wrote (``inliner._linemap``). Files on disk are never changed.
     handle = inliner.hook.install(["mypkg", "other.sub"])   # or: with install(...):
     handle.uninstall()
 
-``INLINER_HOOK=mypkg,other python script.py`` does the same with no code change,
-once ``python -m inliner.hook install-pth`` has put the start-up line in place.
+``INLINER_HOOK=mypkg,other python script.py`` does the same with no code change:
+the wheel ships the start-up line (``inliner-hook.pth``; ``inliner._hook_pth``).
 
 An import never fails because of the hook: what the engine cannot flatten is
 imported as written, with one ``InlinerHookWarning`` per module saying why.

@@ -85,7 +85,7 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         line = getattr(exc, "lineno", None) or 1
         column = getattr(exc, "offset", None) or 1
         message = getattr(exc, "msg", None) or str(exc)
-        diagnostic = Diagnostic(path, line, column, "INL000", f"cannot parse: {message}", Severity.ERROR)
+        diagnostic = Diagnostic(path, line, column, "INL000", f"cannot parse: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column))
         return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
 
     classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.bases]
@@ -97,7 +97,8 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         except (SyntaxError, ValueError) as exc:
             line = getattr(exc, "lineno", None) or 1
             message = getattr(exc, "msg", None) or str(exc)
-            diagnostic = Diagnostic(path, line, (getattr(exc, "offset", None) or 1), "INL000", f"cannot compile: {message}", Severity.ERROR)
+            column = Diagnostic.utf8_column(source, line, getattr(exc, "offset", None) or 1)  # AST columns are bytes
+            diagnostic = Diagnostic(path, line, column, "INL000", f"cannot compile: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column, utf8_of=source))
             return FlattenResult(source, (diagnostic,), error=f"cannot compile: {message} (line {line})")
     hop_names = frozenset({HOP_LEAF} | {a or b for a, b in _HOP_ALIASES.findall(source)}) if HOP_LEAF in source else frozenset()
     if not classes and not hop_names:

@@ -17,6 +17,14 @@ a plain local base instead of torch.autograd.Function: nothing is flattened, so 
 hook's own per-module overhead (finder, cache read) is all that differs from plain.
 
     python scripts/bench_import.py [--modules 50] [--reps 7] [--preload-dynamo] [--control]
+
+With ``--startup`` it measures instead what the ``inliner-hook.pth`` the wheel ships
+costs every interpreter when ``INLINER_HOOK`` is unset: ``python -c pass`` in a fresh
+virtual environment, with and without the file in its site-packages (renamed away
+between runs, the two interleaved), side by side with their ratio, and the line's own
+cost measured in process.
+
+    python scripts/bench_import.py --startup [--reps 300]
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 MODULE = '''\
@@ -158,13 +167,94 @@ def run(mode: str, root: Path, count: int, preload: bool, control: bool) -> dict
     return result
 
 
+def startup(reps: int) -> int:
+    """Interpreter start-up with and without the shipped .pth, INLINER_HOOK unset."""
+    import venv
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from inliner._hook_pth import PTH_LINE, SHIPPED_PTH_NAME
+
+    root = Path(tempfile.mkdtemp(prefix="inliner-startup-"))
+    try:
+        venv.EnvBuilder(with_pip=False).create(root / "venv")
+        python = root / "venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+        purelib = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        present, absent = Path(purelib) / SHIPPED_PTH_NAME, Path(purelib) / (SHIPPED_PTH_NAME + ".off")
+        present.write_text(PTH_LINE, encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("INLINER_", "PYTHON"))}
+        # the file is read: with the variable set, its line runs (and says inliner is not installed there)
+        said = subprocess.run([str(python), "-c", "pass"], env={**env, "INLINER_HOOK": "x"}, capture_output=True, text=True)
+        assert "INLINER_HOOK is set" in said.stderr, said.stderr
+        probe = subprocess.run(
+            [str(python), "-c", "import sys; print('inliner' in sys.modules or 'inliner._hook_startup' in sys.modules)"],
+            env=env, capture_output=True, text=True, check=True,
+        )
+        assert probe.stdout.strip() == "False", "unset: the line imports nothing"
+
+        def once() -> float:
+            t0 = time.perf_counter()
+            subprocess.run([str(python), "-c", "pass"], env=env, check=True)
+            return time.perf_counter() - t0
+
+        samples: dict[str, list[float]] = {"without .pth": [], "with .pth": []}
+        for _ in range(10):  # warm-up
+            once()
+        for rep in range(reps):
+            for mode in (("with .pth", "without .pth") if rep % 2 else ("without .pth", "with .pth")):
+                if mode == "with .pth":
+                    absent.replace(present) if absent.exists() else None
+                else:
+                    present.replace(absent) if present.exists() else None
+                samples[mode].append(once())
+
+        # the file alone, cold: what site.py does with it (open, read, compile and exec the line),
+        # timed around the first call in fresh interpreters started without site (-S)
+        cold_code = (
+            "import site, time; t = time.perf_counter(); "
+            f"site.addpackage({purelib!r}, {SHIPPED_PTH_NAME!r}, set()); print(time.perf_counter() - t)"
+        )
+        absent.replace(present) if absent.exists() else None
+        cold = [
+            float(subprocess.run([str(python), "-S", "-c", cold_code], env=env, capture_output=True, text=True,
+                                 check=True).stdout)
+            for _ in range(30)
+        ]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+    with_, without = samples["with .pth"], samples["without .pth"]
+    paired = sorted(a - b for a, b in zip(with_, without))
+    quartiles = statistics.quantiles(paired, n=4)
+    print(f"python -c pass in a fresh venv, INLINER_HOOK unset, {reps} interleaved pairs of runs")
+    print(f"{'':<14} {'median ms':>10} {'mean ms':>9} {'min ms':>8}")
+    for mode, values in samples.items():
+        print(
+            f"{mode:<14} {statistics.median(values) * 1e3:>10.2f} {statistics.fmean(values) * 1e3:>9.2f} "
+            f"{min(values) * 1e3:>8.2f}"
+        )
+    print(textwrap.dedent(f"""
+        with / without (medians): {statistics.median(with_) / statistics.median(without):.3f}x
+        paired difference (with - without, same pair): median {statistics.median(paired) * 1e3:+.2f} ms, \
+quartiles [{quartiles[0] * 1e3:+.2f}, {quartiles[2] * 1e3:+.2f}] ms
+        the file alone, cold (site.addpackage, first call, median of {len(cold)} fresh interpreters): \
+{statistics.median(cold) * 1e6:.0f} us = {statistics.median(cold) / statistics.median(without) * 100:.2f}% of the median start-up"""))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modules", type=int, default=50)
-    parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--reps", type=int, default=None, help="runs per mode (default: 7, or 300 with --startup)")
     parser.add_argument("--preload-dynamo", action="store_true")
     parser.add_argument("--control", action="store_true", help="no autograd.Function: the hook's bare overhead")
+    parser.add_argument("--startup", action="store_true", help="interpreter start-up with and without the .pth")
     args = parser.parse_args(argv)
+    if args.startup:
+        return startup(args.reps or 300)
+    args.reps = args.reps or 7
 
     root = Path(tempfile.mkdtemp(prefix="inliner-bench-"))
     try:

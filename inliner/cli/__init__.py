@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 
 from inliner import __version__
 from inliner.cli import files as discovery
-from inliner.cli import process, report
+from inliner.cli import formats, process, report
 from inliner.cli.config import OPTION_TYPES, Config, ConfigError, find_config, find_project_root, load_config
 from inliner.engine import Selection
 
@@ -54,7 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
             "Rewrite torch.autograd.Function subclasses into flat forward/backward functions, "
             "in place. Options can also be set in [tool.inliner] of pyproject.toml."
         ),
-        epilog="Exit status: 0 ok, 1 --check found changes, 2 usage error, 123 some file failed.",
+        epilog=(
+            "Exit status: 0 ok, 1 --check found changes (or --fail-on-refusal and a Function was refused), "
+            "2 usage error, 123 some file failed."
+        ),
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="files and directories to rewrite; '-' reads stdin")
     p.add_argument("--check", action="store_true", default=None, help="write nothing; exit 1 if any file would change")
@@ -108,6 +111,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="also print info diagnostics, unchanged and skipped files",
     )
     p.add_argument(
+        "--output-format",
+        choices=formats.FORMATS,
+        default="text",
+        help="how diagnostics are reported: text (on stderr), or on stdout as json (one object per line), "
+        "github (workflow annotations) or sarif (SARIF 2.1.0 log) (default: text)",
+    )
+    p.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of diagnostics per code on stdout instead of each diagnostic "
+        "(with --output-format json, as a JSON array)",
+    )
+    p.add_argument(
+        "--fail-on-refusal",
+        action="store_true",
+        help="exit 1 when a Function (or op call) is left untouched with a warning",
+    )
+    p.add_argument(
         "--config", metavar="FILE", help="read [tool.inliner] from FILE instead of the project's pyproject.toml"
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -124,7 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         verbosity=report.QUIET if args.quiet else report.VERBOSE if args.verbose else report.NORMAL
     )
     try:
-        return _main(args, reporter)
+        status = _main(args, reporter)
+        reporter.finish()
+        return status
     except UsageError as exc:
         reporter.usage_error(parser.format_usage(), parser.prog, str(exc))
         return EXIT_USAGE
@@ -171,6 +194,20 @@ def _merge(args: argparse.Namespace, config: Config) -> None:
             setattr(args, dest, value)
 
 
+def _output(args: argparse.Namespace, paths: list[str], reporter: report.Reporter) -> None:
+    """A machine format or --statistics owns stdout, so nothing else may print there."""
+    if args.statistics and args.output_format not in ("text", "json"):
+        raise UsageError(f"--statistics prints text or json, not {args.output_format}")
+    report_flag = f"--output-format {args.output_format}" if args.output_format != "text" else "--statistics"
+    if args.output_format != "text" or args.statistics:
+        if args.diff:
+            raise UsageError(f"{report_flag} prints on stdout, where --diff would print too: use --check")
+        if "-" in paths and not args.check:
+            raise UsageError(f"{report_flag} prints on stdout, where '-' writes the rewritten text: add --check")
+    reporter.output_format = args.output_format
+    reporter.statistics = args.statistics
+
+
 def _filters(args: argparse.Namespace) -> discovery.Filters:
     try:
         return discovery.Filters(
@@ -208,6 +245,7 @@ def _main(args: argparse.Namespace, reporter: report.Reporter) -> int:
     reporter.verbosity = report.QUIET if args.quiet else report.VERBOSE if args.verbose else report.NORMAL
     reporter.check = bool(args.check or args.diff)
     reporter.color = report.use_color(args.color)
+    _output(args, paths, reporter)
     reporter.verbose(f"Identified {root} as project root ({why}).")
     if config.path is not None:
         reporter.verbose(f"Using configuration from {config.path}.")
@@ -279,6 +317,8 @@ def _main(args: argparse.Namespace, reporter: report.Reporter) -> int:
     if counts.failed:
         return EXIT_FAILED
     if args.check and counts.changed:
+        return EXIT_CHANGED
+    if args.fail_on_refusal and counts.refused:
         return EXIT_CHANGED
     return EXIT_OK
 

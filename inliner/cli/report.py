@@ -1,8 +1,10 @@
 """The only place that prints.
 
 stdout carries payload only (diffs, the rewritten text for ``-``, ``--help``,
-``--version``); every message, diagnostic, progress bar and the summary go to stderr.
-Also home of the pure diff helpers, so the text format lives next to its printer.
+``--version``, and the diagnostics in a machine format or as ``--statistics``); every
+message, text diagnostic, progress bar and the summary go to stderr. Also home of the
+pure diff helpers, so the text format lives next to its printer (the machine formats
+are in ``formats``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import IO, Iterable
 
+from inliner.cli import formats
 from inliner.diagnostics import Diagnostic
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
@@ -101,7 +104,11 @@ class Reporter:
         self.verbosity = verbosity
         self.color = color
         self.check = check  # "would rewrite" instead of "rewrote"
+        self.output_format = "text"  # one of formats.FORMATS
+        self.statistics = False  # counts per code instead of each diagnostic
         self._progress: tuple[int, int] | None = None  # (done, total) while a bar is shown
+        self._held: list[Diagnostic] = []  # for SARIF and --statistics, printed by finish()
+        self._failures: list[tuple[str, str]] = []
 
     # low level ----------------------------------------------------------------------
 
@@ -148,11 +155,34 @@ class Reporter:
     def usage_error(self, usage: str, prog: str, message: str) -> None:
         sys.stderr.write(f"{usage}{prog}: error: {message}\n")
 
+    def _shown(self, d: Diagnostic) -> bool:
+        """text and github follow -q/-v; json and SARIF are data and carry every diagnostic."""
+        if self.output_format in ("json", "sarif"):
+            return True
+        severity = formats.severity(d)
+        return severity == "error" or (severity == "warning" and self.verbosity >= NORMAL) or self.verbosity >= VERBOSE
+
     def diagnostics(self, diagnostics: Iterable[Diagnostic]) -> None:
-        for d in sorted(diagnostics, key=lambda d: (d.line, d.column, d.code, d.message)):
-            severity = getattr(d.severity, "value", d.severity)
-            if severity == "error" or (severity == "warning" and self.verbosity >= NORMAL) or self.verbosity >= VERBOSE:
+        for d in sorted(diagnostics, key=formats.sort_key):
+            if not self._shown(d):
+                continue
+            if self.statistics or self.output_format == "sarif":
+                self._held.append(d)
+            elif self.output_format == "json":
+                self.stdout_text(formats.json_line(d) + "\n")
+            elif self.output_format == "github":
+                self.stdout_text(formats.github_annotation(d) + "\n")
+            else:
                 self._err(d.format())
+
+    def finish(self) -> None:
+        """Print what is only complete at the end of the run: statistics, the SARIF log."""
+        if self.statistics:
+            rows = formats.statistics(self._held)
+            self.stdout_text(formats.statistics_json(rows) if self.output_format == "json" else formats.statistics_text(rows))
+        elif self.output_format == "sarif":
+            self.stdout_text(formats.sarif_text(self._held, failures=self._failures))
+        self._held = []
 
     def rewritten(self, path: str) -> None:
         if self.verbosity >= NORMAL:
@@ -162,6 +192,7 @@ class Reporter:
         self.verbose(f"{path} unchanged")
 
     def failed(self, path: str, reason: str) -> None:
+        self._failures.append((path, reason))
         self._err(f"error: cannot process {path}: {reason}")
 
     def skipped(self, path: str, reason: str) -> None:

@@ -3,6 +3,8 @@ the original (combined ``forward(ctx, ...)`` style) is rejected by torch.func.""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 import torch.func
@@ -155,6 +157,7 @@ class Star(torch.autograd.Function):
 '''
 
 
+@functools.cache
 def _keyword_pair():
     from inliner.engine import flatten
 

@@ -68,6 +68,69 @@ def _fast_apply(carrier: type, fill_defaults: bool) -> Callable:
     return _C_APPLY.__get__(None, carrier)
 
 
+_keyword_support: list[TypeError | None] = []  # [None] where apply binds keywords, else [its error]
+
+
+def _apply_keyword_error() -> TypeError | None:
+    """None where the C apply binds keywords (torch 2.13), else the TypeError it raises
+    for any keyword (torch 2.9: ``apply() takes no keyword arguments``)."""
+    if not _keyword_support:
+        from torch._functorch.utils import enable_single_level_autograd_function
+
+        class _Probe(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                return x
+
+            @staticmethod
+            def backward(ctx: Any, grad: Any) -> Any:
+                return grad
+
+        try:
+            # No tensor goes in; the guard lets the C apply run inside a transform (as
+            # torch's own custom_function_call does).
+            with enable_single_level_autograd_function():
+                _C_APPLY.__get__(None, _Probe)(x=None)
+            _keyword_support.append(None)
+        except TypeError as exc:
+            _keyword_support.append(exc)
+    return _keyword_support[0]
+
+
+def _bind_keywords(forward: Callable, args: tuple, kwargs: dict) -> tuple:
+    """The positional inputs eager's C apply makes of ``apply(*args, **kwargs)`` for a
+    Function without setup_context (combined style), with its errors.
+
+    torch 2.13 maps each keyword to a slot by ``forward.__code__``'s positional names
+    after ctx (the outermost function's code: a ``custom_fwd``-wrapped forward has none),
+    in keyword order; a slot below ``len(args)`` or an unknown name is an error. The slots
+    end at the last one filled, and one left empty before it is an error: defaults are
+    not filled, so the input count (``needs_input_grad``, the gradients backward must
+    return) is eager's. torch.func's carrier then gets the same inputs, positionally.
+    """
+    error = _apply_keyword_error()
+    if error is not None:
+        raise type(error)(*error.args)
+    code = forward.__code__
+    names = code.co_varnames[1 : code.co_argcount]
+    slots: list[Any] = list(args)
+    empty = object()
+    for key, value in kwargs.items():
+        try:
+            index = names.index(key)
+        except ValueError:
+            raise TypeError(f"forward() got an unexpected keyword argument '{key}'") from None
+        if index < len(args):
+            raise TypeError(f"forward() got multiple values for argument '{key}'")
+        if index >= len(slots):
+            slots.extend([empty] * (index + 1 - len(slots)))
+        slots[index] = value
+    for index in range(len(args), len(slots)):
+        if slots[index] is empty:
+            raise TypeError(f"forward() missing required argument: '{names[index]}' (position {index})")
+    return tuple(slots)
+
+
 class _CtxStandIn:
     """What forward decorators (``custom_fwd``) see as ``ctx``; its attributes move to the real ctx."""
 
@@ -553,6 +616,12 @@ def _build_carriers(spec: Any) -> Carriers:
     functorch = type(name, (torch.autograd.Function,), namespace)
 
     def functorch_apply(*args: Any, **kwargs: Any) -> Any:
+        # Keywords: torch.func takes positional inputs only. A setup_context-style
+        # original's own apply binds them (with forward's defaults); for the combined
+        # style, bind them as eager's apply does for the eager carrier (no defaults).
+        if kwargs and not spec.fill_defaults:
+            args = _bind_keywords(eager.forward, args, kwargs)
+            kwargs = {}
         # Eager autograd gives a tensor returned at several positions the gradient of the
         # last of them (all positions are one object); torch.func would give each
         # position its own. Returning the last position's tensor everywhere keeps eager's.

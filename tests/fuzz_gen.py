@@ -14,8 +14,9 @@ choosers drive the same builder:
 A generated module holds one Function (plus call sites: ``.apply``, an alias, an
 ``nn.Module`` attribute or a factory), ``scenario_*()`` functions in the protocol
 of ``tests/harness.py`` and ``probe_*`` functions that the oracle differentiates
-with ``torch.func``. Every backward is deliberately *not* the true derivative
-(scaled and shifted), so a rewrite that differentiates through the forward is caught.
+with ``torch.func`` (``probe_kw_*`` call it with keywords: ``keyword_probes``).
+Every backward is deliberately *not* the true derivative (scaled and shifted), so a
+rewrite that differentiates through the forward is caught.
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ class Probe:
     shape: tuple[int, ...]
     second_order: bool  # the backward is differentiable (no once_differentiable)
     func_ok: bool = True  # torch.func can run it at all (no in-place on inputs, no autocast)
+    errors_match: bool = False  # an error of the eager original must be the rewrite's under torch.func
 
 
 @dataclass
@@ -1087,10 +1089,80 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
             )
         )
 
+    if float_positions and dirty is None:
+        probes += keyword_probes(ch, scen, call, order, values, flag, flag_values[0], float_positions, builder)
+
     source = out.text() + "\n\n" + scen.text().rstrip("\n") + "\n"
     return Generated(
         source=source, classes=[name], probes=probes, features=features, draws=list(getattr(ch, "record", []))
     )
+
+
+def keyword_probes(
+    ch: Chooser,
+    lines: _Lines,
+    call: str,
+    order: list[Param],
+    values: dict[str, str],
+    flag: Param | None,
+    flag_value: str | None,
+    float_positions: list[int],
+    builder: FunctionBuilder,
+) -> list[Probe]:
+    """``probe_kw_<i>``: the Function called with keywords, for the oracle to run under torch.func.
+
+    Each probe passes the parameters from a random point on as keywords (tensors too), in
+    a random order, and may leave defaulted ones out (a trailing run, or one before a
+    keyword: a gap, which the combined style rejects and setup_context fills), pass the
+    keyword-only parameter (which eager's apply rejects), or an unknown name. The oracle
+    compares torch.func on the rewrite with eager autograd of the original, or, where the
+    original raises, the error (``Probe.errors_match``).
+    """
+    features = builder.features
+    probes: list[Probe] = []
+    if builder.amp and "amp_keywords" in builder.avoid:
+        return probes
+    tensors = [p for p in order if p.tensor]
+
+    def value_of(p: Param) -> str:
+        if p.tensor:
+            return f"p_{p.name}"
+        if p is flag and flag_value is not None:
+            return flag_value
+        return values[p.name]
+
+    for i in range(ch.draw(3)):
+        split = ch.draw(len(order) + 1)
+        positional = order[:split]
+        keywords = ch.sample(order[split:], len(order) - split)  # shuffled
+        defaulted = [p.name for p in order[split:] if p.default is not None]  # a trailing run
+        omitted: set[str] = set()
+        if defaulted and ch.bool(50):
+            omitted.update(defaulted[ch.draw(len(defaulted)) :])
+            features.add("kw_probe_omit")
+        if defaulted and ch.bool(10):
+            omitted.add(ch.choice(defaulted))  # maybe a gap before a later keyword
+            features.add("kw_probe_gap")
+        parts = [value_of(p) for p in positional]
+        parts += [f"{p.name}={value_of(p)}" for p in keywords if p.name not in omitted]
+        if builder.kwonly and ch.bool(40):
+            parts.append(f"bias_scale={ch.choice(['0.5', '2.0'])}")
+            features.add("kw_probe_kwonly")
+        if ch.bool(5):
+            parts.append("bogus=1.0")
+            features.add("kw_probe_unknown")
+        if any(p.tensor for p in keywords):
+            features.add("kw_probe_tensor_keyword")
+        features.add("kw_probe")
+        name = f"probe_kw_{i}"
+        lines.add(0, f"def {name}({', '.join(f'p_{p.name}' for p in tensors)}):")
+        lines.add(1, f"out = {call}({', '.join(parts)})")
+        lines.add(1, "outs = out if isinstance(out, tuple) else (out,)")
+        lines.add(1, f"return tuple(outs[j] for j in {tuple(float_positions)!r})")
+        lines.add(0, "")
+        lines.add(0, "")
+        probes.append(Probe(name, len(tensors), builder.shape, second_order=not builder.once, errors_match=True))
+    return probes
 
 
 def generate_from_seed(seed: int, avoid: frozenset[str] = frozenset()) -> Generated:

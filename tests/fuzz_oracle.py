@@ -15,7 +15,9 @@ a short text naming what differed. A failure is any of:
   version-counter errors, double backward, a second backward, ``no_grad``,
   keywords, omitted defaults and autocast);
 - ``torch.func.vjp`` (and vjp-of-vjp where the backward is differentiable) of the
-  rewrite disagreeing with eager autograd of the original on a probe function.
+  rewrite disagreeing with eager autograd of the original on a probe function; for a
+  keyword probe (``Probe.errors_match``), also an error of the eager original (keyword
+  binding, gradient count) that the rewrite does not raise the same under torch.func.
 """
 
 from __future__ import annotations
@@ -193,7 +195,9 @@ def func_check(original_mod, rewritten_mod, probe) -> list[str]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             shapes_out = fn_orig(*[p.clone().requires_grad_() for p in primals])
-    except Exception:
+    except Exception as exc:
+        if probe.errors_match:
+            problems.extend(_same_error_under_func(fn_new, primals, exc))
         return problems  # the original raises on its own; the harness compares that
     if len({id(o) for o in shapes_out}) < len(shapes_out):
         # the same tensor returned twice: eager autograd routes its gradient to the last
@@ -214,6 +218,8 @@ def func_check(original_mod, rewritten_mod, probe) -> list[str]:
             problems.append(
                 f"RAISES {type(exc).__name__}: {str(exc)[:300]} (torch.func on the rewrite; eager original ran)"
             )
+        elif probe.errors_match:
+            problems.extend(_same_backward_error(fn_orig, primals, cots, cots2, exc))
         return problems
     if expected_error is not None:
         # eager original fails (e.g. second order through once_differentiable): retry first order only
@@ -232,6 +238,40 @@ def func_check(original_mod, rewritten_mod, probe) -> list[str]:
     return problems
 
 
+def _error_text(exc: BaseException) -> str:
+    # torch.func names a Function's backward node <Name>GeneratedBackward, eager <Name>Backward
+    return f"{type(exc).__name__}: {exc}".replace("GeneratedBackward", "Backward")
+
+
+def _same_error(got: BaseException, expected: BaseException) -> list[str]:
+    if _error_text(got) == _error_text(expected):
+        return []
+    eager = _error_text(expected)[:300]
+    return [f"ERROR {_error_text(got)[:300]} (torch.func on the rewrite; eager original: {eager})"]
+
+
+def _same_error_under_func(fn_new, primals, expected: BaseException) -> list[str]:
+    """The eager original raised calling the Function (keyword binding, forward): the
+    rewrite must raise the same under torch.func, not torch.func's own error."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.func.vjp(fn_new, *primals)
+    except Exception as exc:
+        return _same_error(exc, expected)
+    return [f"NO ERROR under torch.func on the rewrite (eager original: {_error_text(expected)[:300]})"]
+
+
+def _same_backward_error(fn_orig, primals, cots, cots2, got: BaseException) -> list[str]:
+    """torch.func's first-order vjp of the rewrite raised and eager autograd of the original
+    raised too (maybe only at second order): first order must raise the same."""
+    try:
+        _eager(fn_orig, primals, cots, cots2, False)
+    except Exception as exc:
+        return _same_error(got, exc)
+    return [f"RAISES {_error_text(got)[:300]} (torch.func on the rewrite; eager original ran at first order)"]
+
+
 # -- signatures and shrinking (used by scripts/fuzz_long.py) --------------------------
 
 
@@ -243,6 +283,9 @@ def signature(failure: str) -> str:
     if kind.startswith("func-differs") and ": RAISES " in failure:
         message = failure.split(": RAISES ", 1)[1]
         return "func-raises:" + re.sub(r"[^A-Za-z ]", "", message)[:60].strip()
+    if kind.startswith("func-differs") and (": ERROR " in failure or ": NO ERROR " in failure):
+        message = failure.split(": ", 1)[1]
+        return "func-error:" + re.sub(r"[^A-Za-z ]", "", message)[:60].strip()
     if kind == "engine-raised" or kind == "engine-raised-on-output":
         names = re.findall(r"internal error \((\w+): ", failure)  # the INL002 message names the exception
         kind += ":" + (names[-1] if names else "?")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from inliner.model import CustomVJP, Refuse, VJPSpec
-from inliner.names import dotted, fresh, names_in, snake_case, unpack_statement
+from inliner.names import dotted, fresh, names_in, rename, snake_case, unpack_statement
 
 HOP_NAMES = frozenset(
     {
@@ -52,7 +52,10 @@ def lower_hop(
     fwd_is_method: bool,
     bwd_is_method: bool,
     taken: set[str],
+    renames: dict[str, str] | None = None,
 ) -> CustomVJP:
+    """``renames``: the caller's result locals already renamed (``autograd_function_apply`` ->
+    ``scale``); a body parameter a dump named after one of them is renamed the same way."""
     fwd_params = _drop_leading(fwd, (1 if fwd_is_method else 0) + (1 if flags.old_abi else 0), name)
     bwd_params = _drop_leading(bwd, (1 if bwd_is_method else 0) + (1 if flags.old_abi else 0), name)
 
@@ -98,12 +101,34 @@ def lower_hop(
         ),
         body=bwd_body,
     )
+    if renames:
+        new_fwd = _rename_params(new_fwd, {p.name.value for p in fwd_params.params}, renames)
+        new_bwd = _rename_params(new_bwd, {p.name.value for p in positional}, renames)
     spec = VJPSpec(
         saved_for_backward_idx=tuple(flags.saved_for_backward_idx or ()),
         non_differentiable_idx=flags.non_differentiable_idx,
         dirty_idx=flags.dirty_idx,
     )
     return CustomVJP(name=name, fwd=new_fwd, bwd=new_bwd, spec=spec)
+
+
+def _rename_params(func: cst.FunctionDef, params: set[str], renames: dict[str, str]) -> cst.FunctionDef:
+    """A chained dump names the next body's placeholder after the previous result local
+    (``def forward(self, ctx, autograd_function_apply)``); follow that local's new name.
+    ``params``: the body's parameters (in bwd, also the saved values now unpacked from residuals)."""
+    wanted = {old: new for old, new in renames.items() if old in params}
+    if not wanted or any(isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.CompFor)) for n in _descendants(func.body)):
+        return func  # a nested scope could see the name differently
+    taken = names_in(func)
+    return rename(func, {old: fresh(new, taken) for old, new in wanted.items()})
+
+
+def _descendants(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
 
 
 def _drop_leading(func: cst.FunctionDef, count: int, name: str) -> cst.Parameters:

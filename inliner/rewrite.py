@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tokenize
 import warnings
 from dataclasses import dataclass, field
 
@@ -119,6 +120,7 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
     taken.add(runtime_name)
 
     edits: list[tuple[int, int, str]] = []
+    local_edits: dict[int, _LocalEdits] = {}
     for candidate in candidates:
         if candidate.outcome is not None:
             continue
@@ -126,10 +128,18 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
             if candidate.kind == "class":
                 edits.extend(_flatten_class(candidate, index, text, taken, runtime_name))
             else:
-                edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name))
+                edits.extend(_flatten_call(candidate, tree, index, text, taken, runtime_name, local_edits))
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
             continue
+    # Several calls in one function touch the same statements (`fwd_body_1 = bwd_body_1 =
+    # autograd_function_apply = None` clears the next call's bodies and the previous call's
+    # result), so what they do to locals is merged and spliced once.
+    for local in local_edits.values():
+        deleted = [(s, e) for s, e, r in edits if e > s and not r]
+        releases = _drop_from_releases(local.function, local.dropped, text)
+        edits.extend(releases)
+        edits.extend(_rename_locals(local.function, local.renames, text, deleted + [(s, e) for s, e, r in releases if not r]))
 
     spans = [(s, e) for s, e, _ in edits if e > s]
     for candidate in candidates:
@@ -244,7 +254,13 @@ def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> l
 
 
 def _flatten_call(
-    candidate: _Candidate, tree: ast.Module, text: SourceText, taken: set[str], runtime_name: str
+    candidate: _Candidate,
+    tree: ast.Module,
+    index: ScopeIndex,
+    text: SourceText,
+    taken: set[str],
+    runtime_name: str,
+    local_edits: dict[int, _LocalEdits],
 ) -> list[tuple[int, int, str]]:
     site = candidate.hop
     assert site is not None and site.fwd is not None and site.bwd is not None
@@ -258,6 +274,7 @@ def _flatten_call(
     call = site.call
     operands = call.args[2:]
     flat_name = fresh(site.name, taken)
+    local = local_edits.get(id(site.scope.node))
     with _positions_from(candidate, *blocks):
         vjp = lower_hop(
             flat_name,
@@ -268,7 +285,9 @@ def _flatten_call(
             fwd_is_method=site.fwd.is_method,
             bwd_is_method=site.bwd.is_method,
             taken=taken,
+            renames=local.renames if local is not None else None,
         )
+    call_edits = _call_edits(call, flat_name, text)
     candidate.name = flat_name
     candidate.outcome = vjp
     statements = emit(vjp, runtime_name, nested=False)
@@ -279,36 +298,144 @@ def _flatten_call(
     first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
     insert_at = text.offset(first, 0)
     edits.append((insert_at, insert_at, definitions + text.newline * 2))
-    start = text.offset(call.lineno, call.col_offset)
-    end = text.offset(call.end_lineno, call.end_col_offset)
-    arguments = ", ".join(text.source[text.offset(a.lineno, a.col_offset) : text.offset(a.end_lineno, a.end_col_offset)] for a in operands)
-    edits.append((start, end, f"{flat_name}({arguments})"))
-    renames = _result_renames(site, flat_name, taken)
-    cleanup = _cleanup(site, tree, text, renames)
+    edits.extend(call_edits)
+    if local is None:
+        local = local_edits[id(site.scope.node)] = _LocalEdits(site.scope.node)
+    cleanup, dropped = _cleanup(site, tree, text)
     edits.extend(cleanup)
-    edits.extend(_rename_locals(site.scope.node, renames, text, [(s, e) for s, e, _ in cleanup]))
+    local.dropped |= dropped
+    local.renames.update(_result_renames(site, flat_name, index, taken))
     return edits
 
 
-def _result_renames(site: HopCall, flat_name: str, taken: set[str]) -> dict[str, str]:
+@dataclass
+class _LocalEdits:
+    """What the flattened calls of one function do to its locals (applied once, after all calls)."""
+
+    function: ast.AST
+    dropped: set[str] = field(default_factory=set)  # `fwd_body_0`-style aliases whose lines are removed
+    renames: dict[str, str] = field(default_factory=dict)  # result locals named after the op
+
+
+def _call_edits(call: ast.Call, flat_name: str, text: SourceText) -> list[tuple[int, int, str]]:
+    """``op(fwd, bwd, x, y, **flags)`` -> ``Flat(x, y)``, leaving the operands' own text in place.
+
+    Only the head (callee, bodies) and the tail (flags, closing parenthesis) are replaced,
+    so an operand can itself hold another flattened call or a renamed local: their edits
+    land in text this call does not touch.
+    """
+    start = text.offset(call.lineno, call.col_offset)
+    end = text.offset(call.end_lineno, call.end_col_offset)
+    if len(call.args) == 2:
+        return [(start, end, f"{flat_name}()")]
+    spans = _argument_spans(text.source, text.offset(call.func.end_lineno, call.func.end_col_offset), end)
+    if spans is None or len(spans) != len(call.args) + len(call.keywords):
+        raise Refuse("INL201", "autograd_function_apply call whose arguments cannot be located in the text", None)
+    first_operand = spans[2][0]
+    last_operand = spans[len(call.args) - 1][1]
+    return [(start, first_operand, f"{flat_name}("), (last_operand, end, ")")]
+
+
+def _argument_spans(source: str, after_func: int, end: int) -> list[tuple[int, int]] | None:
+    """(start, end) offsets of each argument of the call whose parenthesis follows ``after_func``,
+    parentheses around an argument included, commas and comments excluded."""
+    open_paren = source.find("(", after_func, end)
+    if open_paren < 0:
+        return None
+    segment = source[open_paren:end]
+    line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", segment)]
+    lines = iter(re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", segment))
+    spans: list[tuple[int, int]] = []
+    current: list[int] | None = None
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(lambda: next(lines, "")):
+            if token.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER):
+                continue
+            tok_start = open_paren + line_starts[token.start[0] - 1] + token.start[1]
+            tok_end = open_paren + line_starts[token.end[0] - 1] + token.end[1]
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+                if depth == 1:
+                    continue
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth -= 1
+                if depth == 0:
+                    if current is not None:
+                        spans.append((current[0], current[1]))
+                    return spans
+            elif depth == 1 and token.type == tokenize.OP and token.string == ",":
+                if current is not None:
+                    spans.append((current[0], current[1]))
+                current = None
+                continue
+            if current is None:
+                current = [tok_start, tok_end]
+            else:
+                current[1] = tok_end
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    return None
+
+
+def _result_renames(site: HopCall, flat_name: str, index: ScopeIndex, taken: set[str]) -> dict[str, str]:
     """A dump's ``autograd_function_apply = <call>`` local is renamed after the flat function,
-    so nothing a tracer records (thunder names proxies after locals) still says the op's name."""
-    for node in ast.walk(site.scope.node):
+    so nothing a tracer records (thunder names proxies after locals) still says the op's name.
+
+    Only a local the function binds once (besides ``= None`` releases) and no nested scope
+    binds is renamed: every mention of it in the function then means this call's result.
+    """
+    function = site.scope.node
+    for node in ast.walk(function):
         if isinstance(node, ast.Assign) and node.value is site.call and len(node.targets) == 1:
             target = node.targets[0]
         elif isinstance(node, ast.AnnAssign) and node.value is site.call:
             target = node.target  # `autograd_function_apply: "f32[4]" = ...` in annotated dumps
         else:
             continue
-        if isinstance(target, ast.Name) and HOP_LEAF in target.id:
-            return {target.id: fresh(snake_case(flat_name), taken)}
+        if not (isinstance(target, ast.Name) and HOP_LEAF in target.id):
+            return {}
+        name = target.id
+        bindings = site.scope.bindings.get(name, [])
+        if [b.node for b in bindings if not _is_release_target(b.node)] != [target]:
+            return {}
+        if any(_binds_in_nested_scope(inner, name) for inner in _nested_scopes(function)):
+            return {}
+        return {name: fresh(snake_case(flat_name), taken)}
     return {}
+
+
+def _is_release_target(node: ast.AST) -> bool:
+    parent = getattr(node, "_inliner_parent", None)
+    return isinstance(parent, ast.Assign) and isinstance(parent.value, ast.Constant) and parent.value.value is None
+
+
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _nested_scopes(function: ast.AST) -> list[ast.AST]:
+    return [n for n in ast.walk(function) if n is not function and isinstance(n, _SCOPE_NODES)]
+
+
+def _binds_in_nested_scope(scope: ast.AST, name: str) -> bool:
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, ast.arg) and node.arg == name:
+            return True
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+    return False
 
 
 def _rename_locals(
     function: ast.AST, renames: dict[str, str], text: SourceText, skip: list[tuple[int, int]]
 ) -> list[tuple[int, int, str]]:
     edits = []
+    if not renames:
+        return edits
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and node.id in renames:
             start = text.offset(node.lineno, node.col_offset)
@@ -317,8 +444,11 @@ def _rename_locals(
     return edits
 
 
-def _cleanup(site: HopCall, tree: ast.Module, text: SourceText, renames: dict[str, str]) -> list[tuple[int, int, str]]:
-    """Remove ``fwd_body_0 = self.fwd_body_0`` lines and nested body classes nothing uses any more."""
+def _cleanup(site: HopCall, tree: ast.Module, text: SourceText) -> tuple[list[tuple[int, int, str]], set[str]]:
+    """Remove ``fwd_body_0 = self.fwd_body_0`` lines and nested body classes nothing uses any more.
+
+    Returns the edits and the alias names whose lines went (their ``= None`` releases
+    are trimmed once every call of the function is done)."""
     edits = []
     call_args = {id(a) for a in site.call.args[:2]}
     function = site.scope.node
@@ -329,8 +459,6 @@ def _cleanup(site: HopCall, tree: ast.Module, text: SourceText, renames: dict[st
         if remaining_loads(function, target.id, call_args | {id(alias)}) == 0 and _owns_lines(alias, text):
             edits.append((text.offset(alias.lineno, 0), text.line_end(alias.end_lineno), ""))
             dropped.add(target.id)
-    if dropped:
-        edits.extend(_drop_from_releases(function, dropped, text, renames))
     removed = {id(a) for a in site.local_aliases} | call_args
     for body in (site.fwd, site.bwd):
         owner = body.owner if body is not None else None
@@ -342,25 +470,37 @@ def _cleanup(site: HopCall, tree: ast.Module, text: SourceText, renames: dict[st
                 first -= 1  # the blank line that separated it
             edits.append((text.offset(first, 0), text.line_end(owner.end_lineno), ""))
             removed.add(id(owner))
-    return edits
+    return edits, dropped
 
 
-def _drop_from_releases(
-    function: ast.AST, names: set[str], text: SourceText, renames: dict[str, str]
-) -> list[tuple[int, int, str]]:
-    """``fwd_body_0 = bwd_body_0 = x = None`` -> ``x = None`` once the bodies are gone."""
-    edits = []
+def _drop_from_releases(function: ast.AST, names: set[str], text: SourceText) -> list[tuple[int, int, str]]:
+    """``fwd_body_0 = bwd_body_0 = x = None`` -> ``x = None`` once the bodies are gone.
+
+    Only the dropped targets' own text is deleted, so a kept target can still be renamed."""
+    edits: list[tuple[int, int, str]] = []
+    if not names:
+        return edits
     for node in ast.walk(function):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None):
             continue
-        targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
-        if len(targets) != len(node.targets) or not (set(targets) & names) or node.lineno != node.end_lineno:
+        targets = [t for t in node.targets if isinstance(t, ast.Name)]
+        if len(targets) != len(node.targets) or not ({t.id for t in targets} & names) or node.lineno != node.end_lineno:
             continue
-        kept = [renames.get(t, t) for t in targets if t not in names]
         start = text.offset(node.lineno, node.col_offset)
         end = text.offset(node.end_lineno, node.end_col_offset)
+        kept = [i for i, t in enumerate(targets) if t.id not in names]
         if kept:
-            edits.append((start, end, " = ".join(kept) + " = None"))
+            def span(t: ast.Name) -> tuple[int, int]:
+                return text.offset(t.lineno, t.col_offset), text.offset(t.end_lineno, t.end_col_offset)
+
+            last_kept = kept[-1]
+            for i, target in enumerate(targets):
+                if i in kept:
+                    continue
+                if i < last_kept:  # `a = ` up to the next target
+                    edits.append((span(target)[0], span(targets[i + 1])[0], ""))
+            if last_kept < len(targets) - 1:  # ` = b = c` after the last kept target
+                edits.append((span(targets[last_kept])[1], span(targets[-1])[1], ""))
             continue
         # the whole statement goes: also the `;` (and spacing) that joined it to the line
         line_start = text.offset(node.lineno, 0)

@@ -322,23 +322,34 @@ def _call_edits(call: ast.Call, flat_name: str, text: SourceText) -> list[tuple[
 
     Only the head (callee, bodies) and the tail (flags, closing parenthesis) are replaced,
     so an operand can itself hold another flattened call or a renamed local: their edits
-    land in text this call does not touch.
+    land in text this call does not touch. A call laid out over several lines keeps the
+    lines (and comments) before its first operand and its closing parenthesis's line.
     """
     start = text.offset(call.lineno, call.col_offset)
     end = text.offset(call.end_lineno, call.end_col_offset)
     if len(call.args) == 2:
         return [(start, end, f"{flat_name}()")]
-    spans = _argument_spans(text.source, text.offset(call.func.end_lineno, call.func.end_col_offset), end)
-    if spans is None or len(spans) != len(call.args) + len(call.keywords):
+    found = _argument_spans(text.source, text.offset(call.func.end_lineno, call.func.end_col_offset), end)
+    if found is None or len(found[0]) != len(call.args) + len(call.keywords):
         raise Refuse("INL201", "autograd_function_apply call whose arguments cannot be located in the text", None)
-    first_operand = spans[2][0]
+    spans, commas = found
+    head_end = spans[2][0]
     last_operand = spans[len(call.args) - 1][1]
-    return [(start, first_operand, f"{flat_name}("), (last_operand, end, ")")]
+    tail = text.source[last_operand:end]
+    closing = ")"
+    if "\n" in text.source[commas[1] : head_end] or "\r" in text.source[commas[1] : head_end]:
+        head_end = commas[1] + 1  # operands on their own lines: keep them there
+        line_break = max(tail.rfind("\n"), tail.rfind("\r"))
+        if line_break >= 0:
+            line_break -= 1 if tail[line_break - 1 : line_break + 1] == "\r\n" else 0
+            closing = "," + tail[line_break:]
+    return [(start, head_end, f"{flat_name}("), (last_operand, end, closing)]
 
 
-def _argument_spans(source: str, after_func: int, end: int) -> list[tuple[int, int]] | None:
-    """(start, end) offsets of each argument of the call whose parenthesis follows ``after_func``,
-    parentheses around an argument included, commas and comments excluded."""
+def _argument_spans(source: str, after_func: int, end: int) -> tuple[list[tuple[int, int]], list[int]] | None:
+    """(start, end) offsets of each argument of the call whose parenthesis follows ``after_func``
+    (parentheses around an argument included, commas and comments excluded), and the offsets
+    of the commas between them."""
     open_paren = source.find("(", after_func, end)
     if open_paren < 0:
         return None
@@ -346,6 +357,7 @@ def _argument_spans(source: str, after_func: int, end: int) -> list[tuple[int, i
     line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", segment)]
     lines = iter(re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", segment))
     spans: list[tuple[int, int]] = []
+    commas: list[int] = []
     current: list[int] | None = None
     depth = 0
     try:
@@ -363,10 +375,11 @@ def _argument_spans(source: str, after_func: int, end: int) -> list[tuple[int, i
                 if depth == 0:
                     if current is not None:
                         spans.append((current[0], current[1]))
-                    return spans
+                    return spans, commas
             elif depth == 1 and token.type == tokenize.OP and token.string == ",":
                 if current is not None:
                     spans.append((current[0], current[1]))
+                commas.append(tok_start)
                 current = None
                 continue
             if current is None:

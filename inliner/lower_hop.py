@@ -315,7 +315,7 @@ def _fwd_shape(body: cst.IndentedBlock, bound: dict[str, cst.Tuple | cst.List]) 
         raise Refuse("INL201", "the forward body does not return (outputs, saved)", last)
     outputs, saved = (_follow(el.value, bound) for el in value.elements)
     if not isinstance(saved, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in saved.elements):
-        raise Refuse("INL201", "the forward body's saved values are not a literal tuple", last)
+        raise Refuse("INL201", "the forward body's saved values are neither a literal tuple nor a local bound once to one", last)
     if isinstance(outputs, cst.Tuple):
         if any(isinstance(e, cst.StarredElement) for e in outputs.elements):
             raise Refuse("INL201", "the forward body's outputs are starred", last)

@@ -110,6 +110,7 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         annotate_parents(tree)
         candidates += _call_candidates(tree, index, text)
     candidates.sort(key=lambda c: (c.first_line, c.name_position))
+    _refuse_calls_inside_classes(candidates)
     if select is not None:
         candidates = [c for c in candidates if _selected(c, select)]
     if not candidates:
@@ -227,6 +228,24 @@ def _apply_sites(candidate: _Candidate, index: ScopeIndex, text: SourceText) -> 
 
 
 # -- autograd_function_apply calls --------------------------------------------------
+
+
+def _refuse_calls_inside_classes(candidates: list[_Candidate]) -> None:
+    """A Function class whose body calls the op is left alone, and so are those calls.
+
+    Rewriting either alone is not stable (the flat fwd would hold a call a second run
+    flattens, or the class would hold a flat call a second run lets it flatten), and
+    both at once would need the class lowered from text the calls already changed.
+    """
+    classes = [c for c in candidates if c.kind == "class"]
+    for call in (c for c in candidates if c.kind == "call"):
+        holder = next((k for k in classes if k.first_line <= call.first_line and call.last_line <= k.last_line), None)
+        if holder is None:
+            continue
+        if holder.outcome is None:
+            holder.outcome = Refusal("INL105", "its body calls autograd_function_apply (a Function and an op call inside it are not rewritten together)", None)
+        if call.outcome is None:
+            call.outcome = Refusal("INL201", f"it lies inside class {holder.name}, which the engine leaves as it is", None)
 
 
 def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> list[_Candidate]:

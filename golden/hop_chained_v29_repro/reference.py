@@ -1,7 +1,7 @@
 import torch
 
 
-class Scale(torch.autograd.Function):
+class SaveInputs(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, w):
         ctx.save_for_backward(x, w)
@@ -13,7 +13,7 @@ class Scale(torch.autograd.Function):
         return g * w * 3, g * x * 5
 
 
-class Sine(torch.autograd.Function):
+class SaveIntermediate(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         y = x.sin()
@@ -26,20 +26,28 @@ class Sine(torch.autograd.Function):
         return g * y * 7
 
 
-def f(h, w):
-    a1 = Scale.apply(h, w)
-    a2 = Sine.apply(a1)
-    a3 = Scale.apply(a2, w)
-    return (a3,)
+class NonTensorAttr(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.k = k
+        return x * k
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.k * 11, None
+
+
+def f_nested(h, w):
+    return NonTensorAttr.apply(SaveIntermediate.apply(SaveInputs.apply(h, w)), 3.0)
 
 
 def scenario_repro():
     h = torch.randn(4, requires_grad=True)
     w = torch.randn(4, requires_grad=True)
-    return [h, w], f(h, w)
+    return [h, w], f_nested(h, w)
 
 
 def scenario_repro_h_only():
     h = torch.randn(4, requires_grad=True)
     w = torch.randn(4)
-    return [h], f(h, w)
+    return [h], f_nested(h, w)

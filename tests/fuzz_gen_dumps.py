@@ -331,8 +331,15 @@ def generate_dump(ch: Chooser) -> DumpGenerated:
         returned.append(ch.choice(earlier))
         features.add("returns_earlier_result")
 
+    nested = _nested_code(specs, graph_inputs, eager_values, call_args) if repro and returned == last_outputs else None
+    if nested is not None and ch.bool(60):
+        features.add("one_nested_comment")
+    else:
+        nested = None
     reference = _reference_text(specs, graph_inputs, eager_values, call_args, returned, lifted_globals)
-    source = _dump_text(specs, abi, repro, instantiated, annotated, graph_inputs, eager_values, call_args, returned, lifted_globals)
+    source = _dump_text(
+        specs, abi, repro, instantiated, annotated, graph_inputs, eager_values, call_args, returned, lifted_globals, nested
+    )
     scenarios = _scenarios(graph_inputs, lifted_globals)
     return DumpGenerated(
         source=source + scenarios,
@@ -362,7 +369,31 @@ def _reference_text(specs, graph_inputs, eager_values, call_args, returned, lift
     return "\n".join(lines) + "\n"
 
 
-def _dump_text(specs, abi, repro, instantiated, annotated, graph_inputs, eager_values, call_args, returned, lifted_globals) -> str:
+def _nested_code(specs, graph_inputs, eager_values, call_args) -> str | None:
+    """``C.apply(B.apply(A.apply(x, w)), 3.0)`` when the calls nest (each single result is
+    the next call's first operand and nothing else reads it), else None."""
+    produced = len(graph_inputs)
+    text = None
+    for i, spec in enumerate(specs):
+        if len(spec.outputs) != 1:
+            return None
+        args = [eager_values[a] for a in call_args[i]] + ([spec.constant] if spec.constant else [])
+        if i:
+            if call_args[i][0] != produced - 1 or (produced - 1) in call_args[i][1:]:
+                return None
+            args[0] = text
+        elif any(a >= len(graph_inputs) for a in call_args[i]):
+            return None
+        text = f"{spec.name}.apply({', '.join(args)})"
+        produced += 1
+    return text
+
+
+def _dump_text(
+    specs, abi, repro, instantiated, annotated, graph_inputs, eager_values, call_args, returned, lifted_globals, nested=None
+) -> str:
+    """``nested``: thunderfx's layout for one line of nested applies: that line's comment,
+    then every ``fwd_body_<i> = self.fwd_body_<i>()``, then the calls."""
     ann = f'"f32[{SHAPE[0]}]"'
     module = "DynamoModule" if repro else "GraphModule"
     placeholders = [f"l_{n}_" for n in graph_inputs] + [f"g_{g.lower()}_" for g in lifted_globals]
@@ -387,12 +418,18 @@ def _dump_text(specs, abi, repro, instantiated, annotated, graph_inputs, eager_v
         eager_args = [eager_values[a] for a in call_args[i]] + ([spec.constant] if spec.constant else [])
         produced = len(outer_names)
         targets = eager_values[produced : produced + len(spec.outputs)]
-        comments[len(statements)] = (
-            f"        # File: /work/model.py:{line_no + i} in f, code: {', '.join(targets)} = {spec.name}.apply({', '.join(eager_args)})"
-        )
         call_parens = "()" if instantiated else ""
-        statements.append((f"fwd_body_{i} = self.fwd_body_{i}{call_parens}", set()))
-        statements.append((f"bwd_body_{i} = self.bwd_body_{i}{call_parens}", set()))
+        if nested is None:
+            comments[len(statements)] = (
+                f"        # File: /work/model.py:{line_no + i} in f, code: {', '.join(targets)} = {spec.name}.apply({', '.join(eager_args)})"
+            )
+            statements.append((f"fwd_body_{i} = self.fwd_body_{i}{call_parens}", set()))
+            statements.append((f"bwd_body_{i} = self.bwd_body_{i}{call_parens}", set()))
+        elif i == 0:
+            comments[0] = f"         # File: /work/model.py:{line_no} in f, code: return {nested}"
+            for j in range(len(specs)):
+                statements.append((f"fwd_body_{j} = self.fwd_body_{j}{call_parens}", set()))
+                statements.append((f"bwd_body_{j} = self.bwd_body_{j}{call_parens}", set()))
         if abi == "2.9":
             mask = ["True"] * spec.n_tensors + (["False"] if spec.constant else [])
             flags = f"args_tensor_mask = [{', '.join(mask)}], non_differentiable_idx = []"

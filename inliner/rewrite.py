@@ -129,7 +129,7 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
             if candidate.kind == "class":
                 edits.extend(_flatten_class(candidate, index, text, taken, runtime_name))
             else:
-                edits.extend(_flatten_call(candidate, tree, index, text, taken, runtime_name, local_edits))
+                edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits))
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
             continue
@@ -275,7 +275,6 @@ def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> l
 def _flatten_call(
     candidate: _Candidate,
     tree: ast.Module,
-    index: ScopeIndex,
     text: SourceText,
     taken: set[str],
     runtime_name: str,
@@ -323,7 +322,7 @@ def _flatten_call(
     cleanup, dropped = _cleanup(site, tree, text)
     edits.extend(cleanup)
     local.dropped |= dropped
-    local.renames.update(_result_renames(site, flat_name, index, taken))
+    local.renames.update(_result_renames(site, flat_name, taken))
     return edits
 
 
@@ -410,7 +409,7 @@ def _argument_spans(source: str, after_func: int, end: int) -> tuple[list[tuple[
     return None
 
 
-def _result_renames(site: HopCall, flat_name: str, index: ScopeIndex, taken: set[str]) -> dict[str, str]:
+def _result_renames(site: HopCall, flat_name: str, taken: set[str]) -> dict[str, str]:
     """A dump's ``autograd_function_apply = <call>`` local is renamed after the flat function,
     so nothing a tracer records (thunder names proxies after locals) still says the op's name.
 

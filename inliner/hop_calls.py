@@ -179,10 +179,42 @@ def source_comment(site: HopCall, text: SourceText) -> tuple[int, list[str]] | N
     while line > stop:
         stripped = text.line(line).strip()
         if stripped.startswith("#") and "code:" in stripped:
-            names = _APPLY_IN_COMMENT.findall(stripped.split("code:", 1)[1])
+            names = _applied_names(stripped.split("code:", 1)[1])
             return (line, names) if names else None
         line -= 1
     return None
+
+
+def _applied_names(code: str) -> list[str]:
+    """The ``X`` of each ``X.apply(...)`` in ``code``, in the order the calls run.
+
+    Arguments run before the call that takes them, so ``C.apply(B.apply(A.apply(x)))``
+    gives A, B, C: the order in which a dump's op calls appear. A line that does not
+    parse on its own (a statement cut by the dump) falls back to textual order.
+    """
+    try:
+        tree = ast.parse(code.strip())
+    except (SyntaxError, ValueError):
+        return _APPLY_IN_COMMENT.findall(code)
+    names: list[str] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            visit(node.value)  # the value runs before the targets
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                visit(target)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "apply":
+            owner = node.func.value
+            if isinstance(owner, ast.Name):
+                names.append(owner.id)
+            elif isinstance(owner, ast.Attribute):
+                names.append(owner.attr)
+
+    visit(tree)
+    return names
 
 
 def _name_from_function(body: Body | None) -> str | None:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from inliner.ctxflow import analyse
 from inliner.model import CustomVJP, Refuse, VJPSpec
-from inliner.names import dotted, fresh, names_in, snake_case, unpack_statement
+from inliner.names import dotted, fresh, names_in, rename, snake_case, unpack_statement
 
 HOP_NAMES = frozenset(
     {
@@ -52,12 +53,15 @@ def lower_hop(
     fwd_is_method: bool,
     bwd_is_method: bool,
     taken: set[str],
+    renames: dict[str, str] | None = None,
 ) -> CustomVJP:
+    """``renames``: the caller's result locals already renamed (``autograd_function_apply`` ->
+    ``scale``); a body parameter a dump named after one of them is renamed the same way."""
     fwd_params = _drop_leading(fwd, (1 if fwd_is_method else 0) + (1 if flags.old_abi else 0), name)
     bwd_params = _drop_leading(bwd, (1 if bwd_is_method else 0) + (1 if flags.old_abi else 0), name)
 
     fwd_body = _clean_body(fwd)
-    n_outputs, n_saved = _fwd_shape(fwd_body, name)
+    n_outputs, n_saved = _fwd_shape(fwd_body, _tuple_locals(fwd, fwd_body))
     positional = [p for p in bwd_params.params]
     if bwd_params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or bwd_params.kwonly_params or bwd_params.star_kwarg:
         raise Refuse("INL201", "the backward body takes *args/**kwargs", bwd)
@@ -79,7 +83,7 @@ def lower_hop(
     if extra_nones:
         # torch <= 2.9 applies the Function to the tensor args only; lifted free
         # variables get no gradient slot, so bwd answers None for them.
-        bwd_body = _append_nones(bwd_body, extra_nones, name, bwd)
+        bwd_body = _append_nones(bwd_body, extra_nones, _tuple_locals(bwd, bwd_body), bwd)
 
     snake = snake_case(re.sub(r"\W", "_", name))
     fwd_name = fresh(f"{snake}_fwd", taken)
@@ -98,12 +102,34 @@ def lower_hop(
         ),
         body=bwd_body,
     )
+    if renames:
+        new_fwd = _rename_params(new_fwd, {p.name.value for p in fwd_params.params}, renames)
+        new_bwd = _rename_params(new_bwd, {p.name.value for p in positional}, renames)
     spec = VJPSpec(
         saved_for_backward_idx=tuple(flags.saved_for_backward_idx or ()),
         non_differentiable_idx=flags.non_differentiable_idx,
         dirty_idx=flags.dirty_idx,
     )
     return CustomVJP(name=name, fwd=new_fwd, bwd=new_bwd, spec=spec)
+
+
+def _rename_params(func: cst.FunctionDef, params: set[str], renames: dict[str, str]) -> cst.FunctionDef:
+    """A chained dump names the next body's placeholder after the previous result local
+    (``def forward(self, ctx, autograd_function_apply)``); follow that local's new name.
+    ``params``: the body's parameters (in bwd, also the saved values now unpacked from residuals)."""
+    wanted = {old: new for old, new in renames.items() if old in params}
+    if not wanted or any(isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.CompFor)) for n in _descendants(func.body)):
+        return func  # a nested scope could see the name differently
+    taken = names_in(func)
+    return rename(func, {old: fresh(new, taken) for old, new in wanted.items()})
+
+
+def _descendants(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
 
 
 def _drop_leading(func: cst.FunctionDef, count: int, name: str) -> cst.Parameters:
@@ -154,15 +180,36 @@ def _is_release(small: cst.BaseSmallStatement) -> bool:
     )
 
 
+def _released_names(small: cst.BaseSmallStatement) -> set[str]:
+    assert isinstance(small, cst.Assign)
+    return {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
+
+
+def _names_in_all(nodes) -> set[str]:
+    out: set[str] = set()
+    for node in nodes:
+        out |= names_in(node)
+    return out
+
+
 def _clean_body(func: cst.FunctionDef) -> cst.IndentedBlock:
     body = func.body
     assert isinstance(body, cst.IndentedBlock)
     kept = []
-    for stmt in body.body:
+    # A release is dropped only where nothing after it mentions its names (a dump frees
+    # each value after its last use; `y = None` before `if c: y = ...` is a real binding).
+    later: list[set[str]] = [set() for _ in body.body]
+    for i in range(len(body.body) - 2, -1, -1):
+        later[i] = later[i + 1] | names_in(body.body[i + 1])
+    for i, stmt in enumerate(body.body):
         if _is_grad_mode_line(stmt):
             continue
         if isinstance(stmt, cst.SimpleStatementLine):
-            smalls = [s for s in stmt.body if not _is_release(s)]
+            smalls = [
+                s
+                for j, s in enumerate(stmt.body)
+                if not (_is_release(s) and not _released_names(s) & (later[i] | _names_in_all(stmt.body[j + 1 :])))
+            ]
             if not smalls:
                 continue
             if len(smalls) != len(stmt.body):
@@ -178,17 +225,97 @@ def _clean_body(func: cst.FunctionDef) -> cst.IndentedBlock:
     return body.with_changes(body=kept or [cst.SimpleStatementLine([cst.Pass()])])
 
 
-def _fwd_shape(body: cst.IndentedBlock, name: str) -> tuple[int, int]:
-    """(number of outputs, number of saved values) from fwd's final ``return (outputs, saved)``."""
+def _tuple_locals(func: cst.FunctionDef, body: cst.IndentedBlock) -> dict[str, cst.Tuple | cst.List]:
+    """Locals whose value at the final return is a known literal: ``saved = (x, w)``.
+
+    A local qualifies when its only binding in the function is one top-level
+    ``name = (...)`` / ``name = [...]`` before the final statement, with no starred
+    element, and it is not a parameter; a list also must be read exactly once (by
+    what follows it), so nothing can have appended to it.
+    """
+    params = func.params
+    own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            own.add(star.name.value)
+    probe = func.with_changes(body=body)
+    stores = analyse(probe, None).stores
+    reads = _name_reads(probe)
+    out: dict[str, cst.Tuple | cst.List] = {}
+    for stmt in body.body[:-1]:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                target, value = small.target, small.value
+            else:
+                continue
+            if not (isinstance(target, cst.Name) and isinstance(value, (cst.Tuple, cst.List))):
+                continue
+            name = target.value
+            if name in own or len(stores.get(name, ())) != 1:
+                continue
+            if any(isinstance(e, cst.StarredElement) for e in value.elements):
+                continue
+            if isinstance(value, cst.List) and reads.get(name, 0) != 1:
+                continue
+            out[name] = value
+    return out
+
+
+def _name_reads(func: cst.FunctionDef) -> dict[str, int]:
+    """How often each name is spelled as a variable, bindings excluded (a superset of its loads)."""
+    counts: dict[str, int] = {}
+
+    class Counter(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            counts[node.value] = counts.get(node.value, 0) + 1
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+            return not isinstance(node.target, cst.Name)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+            if node.value is not None:
+                node.value.visit(self)
+            return False
+
+    func.body.visit(Counter())
+    return counts
+
+
+def _follow(expr: cst.BaseExpression, bound: dict[str, cst.Tuple | cst.List]) -> cst.BaseExpression:
+    """A name from ``_tuple_locals`` stands for its literal."""
+    for _ in range(len(bound)):
+        if not (isinstance(expr, cst.Name) and expr.value in bound):
+            break
+        expr = bound[expr.value]
+    return expr
+
+
+def _fwd_shape(body: cst.IndentedBlock, bound: dict[str, cst.Tuple | cst.List]) -> tuple[int, int]:
+    """(number of outputs, number of saved values) from fwd's final ``return (outputs, saved)``,
+    following locals bound once to a literal (``result = (out, saved)``, ``saved = (x, w)``)."""
     last = body.body[-1] if body.body else None
     if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
         raise Refuse("INL201", "the forward body does not end in a return", last or body)
-    value = last.body[-1].value
-    if not (isinstance(value, cst.Tuple) and len(value.elements) == 2):
+    value = _follow(last.body[-1].value, bound)
+    if not (isinstance(value, cst.Tuple) and len(value.elements) == 2) or any(
+        isinstance(e, cst.StarredElement) for e in value.elements
+    ):
         raise Refuse("INL201", "the forward body does not return (outputs, saved)", last)
-    outputs, saved = (el.value for el in value.elements)
+    outputs, saved = (_follow(el.value, bound) for el in value.elements)
     if not isinstance(saved, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in saved.elements):
-        raise Refuse("INL201", "the forward body's saved values are not a literal tuple", last)
+        raise Refuse("INL201", "the forward body's saved values are neither a literal tuple nor a local bound once to one", last)
     if isinstance(outputs, cst.Tuple):
         if any(isinstance(e, cst.StarredElement) for e in outputs.elements):
             raise Refuse("INL201", "the forward body's outputs are starred", last)
@@ -196,15 +323,21 @@ def _fwd_shape(body: cst.IndentedBlock, name: str) -> tuple[int, int]:
     return 1, len(saved.elements)
 
 
-def _append_nones(body: cst.IndentedBlock, count: int, name: str, where: cst.CSTNode) -> cst.IndentedBlock:
+def _append_nones(
+    body: cst.IndentedBlock, count: int, bound: dict[str, cst.Tuple | cst.List], where: cst.CSTNode
+) -> cst.IndentedBlock:
     last = body.body[-1]
     if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
         raise Refuse("INL201", "the backward body does not end in a return", where)
     ret = last.body[-1]
+    if len(analyse(cst.FunctionDef(cst.Name("bwd"), cst.Parameters(), body), None).returns) != 1:
+        raise Refuse("INL201", "the backward body returns early (the lifted operands' None gradients go on its last return)", where)
     value = ret.value
     nones = [cst.Element(cst.Name("None")) for _ in range(count)]
     if isinstance(value, cst.Tuple):
         new_value = value.with_changes(elements=[*value.elements, *nones])
+    elif isinstance(value, cst.Name) and isinstance(_follow(value, bound), cst.Tuple):
+        new_value = cst.Tuple([cst.StarredElement(value), *nones])  # `grads = (a, b)`: its items, then the Nones
     elif value is not None:
         new_value = cst.Tuple([cst.Element(value), *nones])
     else:

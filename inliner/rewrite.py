@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tokenize
 import warnings
 from dataclasses import dataclass, field
 
@@ -111,6 +112,7 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         annotate_parents(tree)
         candidates += _call_candidates(tree, index, text)
     candidates.sort(key=lambda c: (c.first_line, c.name_position))
+    _refuse_calls_inside_classes(candidates)
     if select is not None:
         candidates = [c for c in candidates if _selected(c, select)]
     if not candidates:
@@ -121,6 +123,7 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
     taken.add(runtime_name)
 
     edits: list[tuple[int, int, str]] = []
+    local_edits: dict[int, _LocalEdits] = {}
     for candidate in candidates:
         if candidate.outcome is not None:
             continue
@@ -129,7 +132,7 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
             if candidate.kind == "class":
                 edits.extend(_flatten_class(candidate, index, text, taken, runtime_name))
             else:
-                edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name))
+                edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits))
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
             continue
@@ -137,6 +140,14 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
             candidate.name = name  # an op call is renamed once lowered
             candidate.outcome = _internal_refusal(exc)
             continue
+    # Several calls in one function touch the same statements (`fwd_body_1 = bwd_body_1 =
+    # autograd_function_apply = None` clears the next call's bodies and the previous call's
+    # result), so what they do to locals is merged and spliced once.
+    for local in local_edits.values():
+        deleted = [(s, e) for s, e, r in edits if e > s and not r]
+        releases = _drop_from_releases(local.function, local.dropped, text)
+        edits.extend(releases)
+        edits.extend(_rename_locals(local.function, local.renames, text, deleted + [(s, e) for s, e, r in releases if not r]))
 
     spans = [(s, e) for s, e, _ in edits if e > s]
     for candidate in candidates:
@@ -228,6 +239,24 @@ def _apply_sites(candidate: _Candidate, index: ScopeIndex, text: SourceText) -> 
 # -- autograd_function_apply calls --------------------------------------------------
 
 
+def _refuse_calls_inside_classes(candidates: list[_Candidate]) -> None:
+    """A Function class whose body calls the op is left alone, and so are those calls.
+
+    Rewriting either alone is not stable (the flat fwd would hold a call a second run
+    flattens, or the class would hold a flat call a second run lets it flatten), and
+    both at once would need the class lowered from text the calls already changed.
+    """
+    classes = [c for c in candidates if c.kind == "class"]
+    for call in (c for c in candidates if c.kind == "call"):
+        holder = next((k for k in classes if k.first_line <= call.first_line and call.last_line <= k.last_line), None)
+        if holder is None:
+            continue
+        if holder.outcome is None:
+            holder.outcome = Refusal("INL105", "its body calls autograd_function_apply (a Function and an op call inside it are not rewritten together)", None)
+        if call.outcome is None:
+            call.outcome = Refusal("INL201", f"it lies inside class {holder.name}, which the engine leaves as it is", None)
+
+
 def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> list[_Candidate]:
     out = []
     seen_per_comment: dict[int, int] = {}
@@ -255,7 +284,12 @@ def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> l
 
 
 def _flatten_call(
-    candidate: _Candidate, tree: ast.Module, text: SourceText, taken: set[str], runtime_name: str
+    candidate: _Candidate,
+    tree: ast.Module,
+    text: SourceText,
+    taken: set[str],
+    runtime_name: str,
+    local_edits: dict[int, _LocalEdits],
 ) -> list[tuple[int, int, str]]:
     site = candidate.hop
     assert site is not None and site.fwd is not None and site.bwd is not None
@@ -269,6 +303,7 @@ def _flatten_call(
     call = site.call
     operands = call.args[2:]
     flat_name = fresh(site.name, taken)
+    local = local_edits.get(id(site.scope.node))
     with _positions_from(candidate, *blocks):
         vjp = lower_hop(
             flat_name,
@@ -279,8 +314,10 @@ def _flatten_call(
             fwd_is_method=site.fwd.is_method,
             bwd_is_method=site.bwd.is_method,
             taken=taken,
+            renames=local.renames if local is not None else None,
         )
     check_no_new_names(vjp, [fwd_block.node, bwd_block.node], module_level=(runtime_name,))
+    call_edits = _call_edits(call, flat_name, text)
     candidate.name = flat_name
     candidate.outcome = vjp
     statements = emit(vjp, runtime_name, nested=False)
@@ -291,36 +328,159 @@ def _flatten_call(
     first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
     insert_at = text.offset(first, 0)
     edits.append((insert_at, insert_at, definitions + text.newline * 2))
+    edits.extend(call_edits)
+    cleanup, dropped = _cleanup(site, tree, text)
+    renames = _result_renames(site, flat_name, taken)
+    edits.extend(cleanup)
+    # Shared with the other calls of this function: touched only once nothing can fail.
+    if local is None:
+        local = local_edits[id(site.scope.node)] = _LocalEdits(site.scope.node)
+    local.dropped |= dropped
+    local.renames.update(renames)
+    return edits
+
+
+@dataclass
+class _LocalEdits:
+    """What the flattened calls of one function do to its locals (applied once, after all calls)."""
+
+    function: ast.AST
+    dropped: set[str] = field(default_factory=set)  # `fwd_body_0`-style aliases whose lines are removed
+    renames: dict[str, str] = field(default_factory=dict)  # result locals named after the op
+
+
+def _call_edits(call: ast.Call, flat_name: str, text: SourceText) -> list[tuple[int, int, str]]:
+    """``op(fwd, bwd, x, y, **flags)`` -> ``Flat(x, y)``, leaving the operands' own text in place.
+
+    Only the head (callee, bodies) and the tail (flags, closing parenthesis) are replaced,
+    so an operand can itself hold another flattened call or a renamed local: their edits
+    land in text this call does not touch. A call laid out over several lines keeps the
+    lines (and comments) before its first operand and its closing parenthesis's line.
+    """
     start = text.offset(call.lineno, call.col_offset)
     end = text.offset(call.end_lineno, call.end_col_offset)
-    arguments = ", ".join(text.source[text.offset(a.lineno, a.col_offset) : text.offset(a.end_lineno, a.end_col_offset)] for a in operands)
-    edits.append((start, end, f"{flat_name}({arguments})"))
-    renames = _result_renames(site, flat_name, taken)
-    cleanup = _cleanup(site, tree, text, renames)
-    edits.extend(cleanup)
-    edits.extend(_rename_locals(site.scope.node, renames, text, [(s, e) for s, e, _ in cleanup]))
-    return edits
+    if len(call.args) == 2:
+        return [(start, end, f"{flat_name}()")]
+    found = _argument_spans(text.source, text.offset(call.func.end_lineno, call.func.end_col_offset), end)
+    if found is None or len(found[0]) != len(call.args) + len(call.keywords):
+        raise Refuse("INL201", "autograd_function_apply call whose arguments cannot be located in the text", None)
+    spans, commas = found
+    head_end = spans[2][0]
+    last_operand = spans[len(call.args) - 1][1]
+    tail = text.source[last_operand:end]
+    closing = ")"
+    if "\n" in text.source[commas[1] : head_end] or "\r" in text.source[commas[1] : head_end]:
+        head_end = commas[1] + 1  # operands on their own lines: keep them there
+        line_break = max(tail.rfind("\n"), tail.rfind("\r"))
+        if line_break >= 0:
+            line_break -= 1 if tail[line_break - 1 : line_break + 1] == "\r\n" else 0
+            closing = "," + tail[line_break:]
+    return [(start, head_end, f"{flat_name}("), (last_operand, end, closing)]
+
+
+def _argument_spans(source: str, after_func: int, end: int) -> tuple[list[tuple[int, int]], list[int]] | None:
+    """(start, end) offsets of each argument of the call whose parenthesis follows ``after_func``
+    (parentheses around an argument included, commas and comments excluded), and the offsets
+    of the commas between them."""
+    open_paren = source.find("(", after_func, end)
+    if open_paren < 0:
+        return None
+    segment = source[open_paren:end]
+    line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", segment)]
+    lines = iter(re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", segment))
+    spans: list[tuple[int, int]] = []
+    commas: list[int] = []
+    current: list[int] | None = None
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(lambda: next(lines, "")):
+            if token.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER):
+                continue
+            tok_start = open_paren + line_starts[token.start[0] - 1] + token.start[1]
+            tok_end = open_paren + line_starts[token.end[0] - 1] + token.end[1]
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+                if depth == 1:
+                    continue
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth -= 1
+                if depth == 0:
+                    if current is not None:
+                        spans.append((current[0], current[1]))
+                    return spans, commas
+            elif depth == 1 and token.type == tokenize.OP and token.string == ",":
+                if current is not None:
+                    spans.append((current[0], current[1]))
+                commas.append(tok_start)
+                current = None
+                continue
+            if current is None:
+                current = [tok_start, tok_end]
+            else:
+                current[1] = tok_end
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    return None
 
 
 def _result_renames(site: HopCall, flat_name: str, taken: set[str]) -> dict[str, str]:
     """A dump's ``autograd_function_apply = <call>`` local is renamed after the flat function,
-    so nothing a tracer records (thunder names proxies after locals) still says the op's name."""
-    for node in ast.walk(site.scope.node):
+    so nothing a tracer records (thunder names proxies after locals) still says the op's name.
+
+    Only a local the function binds once (besides ``= None`` releases) and no nested scope
+    binds is renamed: every mention of it in the function then means this call's result.
+    """
+    function = site.scope.node
+    for node in ast.walk(function):
         if isinstance(node, ast.Assign) and node.value is site.call and len(node.targets) == 1:
             target = node.targets[0]
         elif isinstance(node, ast.AnnAssign) and node.value is site.call:
             target = node.target  # `autograd_function_apply: "f32[4]" = ...` in annotated dumps
         else:
             continue
-        if isinstance(target, ast.Name) and HOP_LEAF in target.id:
-            return {target.id: fresh(snake_case(flat_name), taken)}
+        if not (isinstance(target, ast.Name) and HOP_LEAF in target.id):
+            return {}
+        name = target.id
+        bindings = site.scope.bindings.get(name, [])
+        if [b.node for b in bindings if not _is_release_target(b.node)] != [target]:
+            return {}
+        if any(_binds_in_nested_scope(inner, name) for inner in _nested_scopes(function)):
+            return {}
+        return {name: fresh(snake_case(flat_name), taken)}
     return {}
+
+
+def _is_release_target(node: ast.AST) -> bool:
+    parent = getattr(node, "_inliner_parent", None)
+    return isinstance(parent, ast.Assign) and isinstance(parent.value, ast.Constant) and parent.value.value is None
+
+
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _nested_scopes(function: ast.AST) -> list[ast.AST]:
+    return [n for n in ast.walk(function) if n is not function and isinstance(n, _SCOPE_NODES)]
+
+
+def _binds_in_nested_scope(scope: ast.AST, name: str) -> bool:
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, ast.arg) and node.arg == name:
+            return True
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+    return False
 
 
 def _rename_locals(
     function: ast.AST, renames: dict[str, str], text: SourceText, skip: list[tuple[int, int]]
 ) -> list[tuple[int, int, str]]:
     edits = []
+    if not renames:
+        return edits
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and node.id in renames:
             start = text.offset(node.lineno, node.col_offset)
@@ -329,8 +489,11 @@ def _rename_locals(
     return edits
 
 
-def _cleanup(site: HopCall, tree: ast.Module, text: SourceText, renames: dict[str, str]) -> list[tuple[int, int, str]]:
-    """Remove ``fwd_body_0 = self.fwd_body_0`` lines and nested body classes nothing uses any more."""
+def _cleanup(site: HopCall, tree: ast.Module, text: SourceText) -> tuple[list[tuple[int, int, str]], set[str]]:
+    """Remove ``fwd_body_0 = self.fwd_body_0`` lines and nested body classes nothing uses any more.
+
+    Returns the edits and the alias names whose lines went (their ``= None`` releases
+    are trimmed once every call of the function is done)."""
     edits = []
     call_args = {id(a) for a in site.call.args[:2]}
     function = site.scope.node
@@ -341,8 +504,6 @@ def _cleanup(site: HopCall, tree: ast.Module, text: SourceText, renames: dict[st
         if remaining_loads(function, target.id, call_args | {id(alias)}) == 0 and _owns_lines(alias, text):
             edits.append((text.offset(alias.lineno, 0), text.line_end(alias.end_lineno), ""))
             dropped.add(target.id)
-    if dropped:
-        edits.extend(_drop_from_releases(function, dropped, text, renames))
     removed = {id(a) for a in site.local_aliases} | call_args
     for body in (site.fwd, site.bwd):
         owner = body.owner if body is not None else None
@@ -354,25 +515,37 @@ def _cleanup(site: HopCall, tree: ast.Module, text: SourceText, renames: dict[st
                 first -= 1  # the blank line that separated it
             edits.append((text.offset(first, 0), text.line_end(owner.end_lineno), ""))
             removed.add(id(owner))
-    return edits
+    return edits, dropped
 
 
-def _drop_from_releases(
-    function: ast.AST, names: set[str], text: SourceText, renames: dict[str, str]
-) -> list[tuple[int, int, str]]:
-    """``fwd_body_0 = bwd_body_0 = x = None`` -> ``x = None`` once the bodies are gone."""
-    edits = []
+def _drop_from_releases(function: ast.AST, names: set[str], text: SourceText) -> list[tuple[int, int, str]]:
+    """``fwd_body_0 = bwd_body_0 = x = None`` -> ``x = None`` once the bodies are gone.
+
+    Only the dropped targets' own text is deleted, so a kept target can still be renamed."""
+    edits: list[tuple[int, int, str]] = []
+    if not names:
+        return edits
     for node in ast.walk(function):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None):
             continue
-        targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
-        if len(targets) != len(node.targets) or not (set(targets) & names) or node.lineno != node.end_lineno:
+        targets = [t for t in node.targets if isinstance(t, ast.Name)]
+        if len(targets) != len(node.targets) or not ({t.id for t in targets} & names) or node.lineno != node.end_lineno:
             continue
-        kept = [renames.get(t, t) for t in targets if t not in names]
         start = text.offset(node.lineno, node.col_offset)
         end = text.offset(node.end_lineno, node.end_col_offset)
+        kept = [i for i, t in enumerate(targets) if t.id not in names]
         if kept:
-            edits.append((start, end, " = ".join(kept) + " = None"))
+            def span(t: ast.Name) -> tuple[int, int]:
+                return text.offset(t.lineno, t.col_offset), text.offset(t.end_lineno, t.end_col_offset)
+
+            last_kept = kept[-1]
+            for i, target in enumerate(targets):
+                if i in kept:
+                    continue
+                if i < last_kept:  # `a = ` up to the next target
+                    edits.append((span(target)[0], span(targets[i + 1])[0], ""))
+            if last_kept < len(targets) - 1:  # ` = b = c` after the last kept target
+                edits.append((span(targets[last_kept])[1], span(targets[-1])[1], ""))
             continue
         # the whole statement goes: also the `;` (and spacing) that joined it to the line
         line_start = text.offset(node.lineno, 0)

@@ -21,6 +21,11 @@ as ``<bucket>/minimal.py``. ``summary.json`` holds the counts.
 the work tree, so edits made during a long run do not mix engine versions.
 
 Replay one seed: ``python scripts/fuzz_long.py --replay SEED [--avoid ...]``.
+
+``--dumps`` fuzzes dumped graphs of chained ``autograd_function_apply`` calls instead
+(``tests/fuzz_gen_dumps.py``, checked by ``fuzz_oracle.check_dump`` against the eager
+Functions they stand for, written next to each failure as ``seed_<n>.reference.py``);
+``--shrink``, ``--avoid`` and the torch.func comparison do not apply to them.
 """
 
 from __future__ import annotations
@@ -69,8 +74,10 @@ def _init_worker() -> None:
     warnings.simplefilter("ignore")
 
 
-def _run(args: tuple[int, bool, frozenset]) -> dict:
-    seed, func, avoid = args
+def _run(args: tuple) -> dict:
+    seed, func, avoid, *mode = args
+    if mode and mode[0] == "dumps":
+        return _run_dump(seed)
     from fuzz_gen import generate_from_seed
     from fuzz_oracle import check_generated, signature
 
@@ -89,6 +96,30 @@ def _run(args: tuple[int, bool, frozenset]) -> dict:
         "features": sorted(gen.features),
         "draws": gen.draws,
         "source": gen.source if outcome.failures else None,
+        "output": outcome.output if outcome.failures else None,
+    }
+
+
+def _run_dump(seed: int) -> dict:
+    from fuzz_gen_dumps import generate_dump_from_seed
+    from fuzz_oracle import check_dump, signature
+
+    start = time.perf_counter()
+    try:
+        gen = generate_dump_from_seed(seed)
+    except Exception as exc:  # a generator bug, not an engine bug
+        return {"seed": seed, "generator_error": f"{type(exc).__name__}: {exc}", "elapsed": 0.0}
+    outcome = check_dump(gen)
+    return {
+        "seed": seed,
+        "elapsed": time.perf_counter() - start,
+        "flattened": list(outcome.flattened),
+        "refused": dict(outcome.refused),
+        "failures": [(signature(f), f) for f in outcome.failures],
+        "features": sorted(gen.features),
+        "draws": gen.draws,
+        "source": gen.source if outcome.failures else None,
+        "reference": gen.reference if outcome.failures else None,
         "output": outcome.output if outcome.failures else None,
     }
 
@@ -113,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--engine-root", help="import inliner from this folder (a snapshot of the engine)")
     parser.add_argument("--replay", type=int, help="print one seed's module, rewrite and failures, then exit")
+    parser.add_argument("--dumps", action="store_true", help="fuzz dumped graphs of chained op calls instead of Functions")
     args = parser.parse_args(argv)
     avoid = frozenset(KNOWN_BUGS) if args.avoid == "all" else frozenset(a for a in args.avoid.split(",") if a)
     unknown = avoid - set(AVOIDABLE)
@@ -121,11 +153,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.replay is not None:
         _init_worker()
-        result = _run((args.replay, not args.no_func, avoid))
+        result = _run((args.replay, not args.no_func, avoid, "dumps" if args.dumps else "functions"))
         from fuzz_gen import generate_from_seed
+        from fuzz_gen_dumps import generate_dump_from_seed
         from inliner import flatten
 
-        gen = generate_from_seed(args.replay, avoid)
+        gen = generate_dump_from_seed(args.replay) if args.dumps else generate_from_seed(args.replay, avoid)
         print(gen.source)
         print("# ---- rewrite ----")
         print(flatten(gen.source).source)
@@ -154,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     seeds = range(args.start, args.start + args.count)
-    work = ((seed, not args.no_func, avoid) for seed in seeds)
+    work = ((seed, not args.no_func, avoid, "dumps" if args.dumps else "functions") for seed in seeds)
     print(
         f"seeds {args.start}..{args.start + args.count - 1}, {args.workers} workers, avoid {sorted(avoid)}", flush=True
     )
@@ -192,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
                         stem = folder / f"seed_{result['seed']}"
                         stem.with_suffix(".py").write_text(result["source"])
                         stem.with_suffix(".rewritten.py").write_text(result["output"] or "")
+                        if result.get("reference"):
+                            stem.with_suffix(".reference.py").write_text(result["reference"])
                         report = "\n\n".join(f"[{s}]\n{t}" for s, t in result["failures"])
                         stem.with_suffix(".txt").write_text(f"{report}\n\ndraws = {result['draws']!r}\n")
             if time.time() - last >= args.every:
@@ -209,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"engine: {inliner.__file__}", flush=True)
 
     shrunk = {}
-    if args.shrink and first_draws:
+    if args.shrink and first_draws and not args.dumps:
         _init_worker()
         from fuzz_gen import generate_from_draws
         from fuzz_oracle import shrink

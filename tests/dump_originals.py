@@ -93,6 +93,12 @@ def f_two_functions(x, w):
     return (SaveInputs.apply(x, w) + SaveIntermediate.apply(x)).sum()
 
 
+def f_nested(h, w):
+    """Each result the next call's operand, with no local in between: the dump passes
+    ``autograd_function_apply`` itself on (torch 2.9)."""
+    return NonTensorAttr.apply(SaveIntermediate.apply(SaveInputs.apply(h, w)), 3.0).sum()
+
+
 FUNCTIONS = (SaveInputs, SaveIntermediate, NonTensorAttr, TwoOutputs)
 
 

@@ -361,3 +361,60 @@ def shrink(
         if log:
             log(f"shrink: {runs[0]} runs, {len(best)} draws, {sum(1 for d in best if d)} non-zero")
     return best
+
+
+# -- dumped graphs of chained op calls (see tests/fuzz_gen_dumps.py) ------------------
+
+
+def check_dump(gen) -> Outcome:
+    """Flatten a generated dump and compare it with the eager Functions it stands for.
+
+    Every call must be flattened (the generator only writes shapes the engine supports),
+    no op call or nested body class may be left, the output must compile and a second
+    run must change nothing; then every harness scenario of the rewrite must agree with
+    the reference, backward node names included (the dump's comments name the Functions).
+    """
+    outcome = Outcome()
+    try:
+        result = flatten(gen.source, path="fuzz_dump.py")
+    except Exception:
+        outcome.failures.append("engine-raised: " + traceback.format_exc(limit=3))
+        return outcome
+    outcome.output = result.source
+    outcome.flattened = tuple(result.flattened)
+    if result.error:
+        outcome.failures.append(f"engine-error: {result.error}")
+        return outcome
+    for d in result.diagnostics:
+        if d.code != "INL001":
+            outcome.refused[d.name or "?"] = d.code
+            outcome.failures.append(f"call-refused: {d.format()}")
+    if len(result.flattened) != gen.n_calls:
+        outcome.failures.append(f"calls-not-flattened: {len(result.flattened)} of {gen.n_calls}")
+    if "autograd_function_apply(" in result.source or "fwd_body_" in result.source:
+        outcome.failures.append("op-left: the rewrite still calls the op or holds a body class")
+    try:
+        compile(result.source, "<rewritten>", "exec")
+    except SyntaxError as exc:
+        outcome.failures.append(f"output-does-not-compile: {exc}")
+        return outcome
+    try:
+        if flatten(result.source, path="fuzz_dump.py").source != result.source:
+            outcome.failures.append("not-idempotent: a second engine run changed the output")
+    except Exception:
+        outcome.failures.append("engine-raised-on-output: " + traceback.format_exc(limit=3))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            reference = load_module(gen.reference, "fuzz_reference")
+            rewritten = load_module(result.source, "fuzz_dump_rewritten")
+    except Exception as exc:
+        outcome.failures.append(f"import-failed: {type(exc).__name__}: {exc}")
+        return outcome
+    expected = run_all_safe(reference)
+    got = run_all_safe(rewritten)
+    for scenario in expected:
+        diff = _first_difference(expected[scenario], got.get(scenario), scenario)
+        if diff is not None:
+            outcome.failures.append(f"behaviour-differs[{scenario}]: {diff}")
+    return outcome

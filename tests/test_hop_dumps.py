@@ -19,6 +19,7 @@ CASES = {
     "two outputs, one non-differentiable": ("f_two_outputs", 1),
     "two Functions in one graph": ("f_two_functions", 2),
     "Function in a Module with a Parameter": ("Scaled", 1),
+    "three nested calls": ("f_nested", 2),
 }
 
 

@@ -70,6 +70,7 @@ from dump_originals import (  # noqa: E402
     Scaled,
     f_attr,
     f_intermediate,
+    f_nested,
     f_save_inputs,
     f_two_functions,
     f_two_outputs,
@@ -95,6 +96,7 @@ CASES: dict[str, Case] = {
     "two_outputs_one_nondiff": Case(lambda: f_two_outputs, 1, ("TwoOutputs",)),
     "module_with_parameter": Case(Scaled, 1, ("SaveInputs",)),
     "two_functions_one_graph": Case(lambda: f_two_functions, 2, ("SaveInputs", "SaveIntermediate")),
+    "three_nested_calls": Case(lambda: f_nested, 2, ("SaveInputs", "SaveIntermediate", "NonTensorAttr")),
 }
 IDS = list(CASES)
 SCRIPT = "graph0_thunder_0_repro.py"

@@ -1,0 +1,149 @@
+"""Op calls next to each other and op bodies the engine must follow or refuse.
+
+The golden cases hop_chained_* and hop_*body_returns_local show the supported shapes
+end to end; these tests pin the edges: what is left alone (with a diagnostic, the
+file byte-identical) and that a flattened file still computes what the original did.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import assert_same, load_module, run_all
+from inliner import flatten
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+TRACED = '''\
+import torch
+from torch import nn
+
+
+class ScaleForward(nn.Module):
+    def forward(self, x):
+        return (x * 2,), (x,)
+
+
+class ScaleBackward(nn.Module):
+    def forward(self, g, x):
+        return (g * x * 3,)
+
+
+scale_fwd = torch.fx.symbolic_trace(ScaleForward())
+scale_bwd = torch.fx.symbolic_trace(ScaleBackward())
+'''
+
+
+def _without_node_names(value):
+    """The op's own backward node is ApplyTemplateBackward; a flat callable's is named after it."""
+    if isinstance(value, dict):
+        return {k: _without_node_names(v) for k, v in value.items() if k != "grad_fn"}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_without_node_names(v) for v in value)
+    return value
+
+
+def _codes(result) -> list[str]:
+    return [d.code for d in result.diagnostics]
+
+
+def test_result_local_bound_twice_is_not_renamed():
+    """Each call would rename `autograd_function_apply` after itself: with two bindings
+    of the local, a rename could not say which call a use means, so none happens."""
+    source = TRACED + '''
+
+def f(x):
+    autograd_function_apply = torch.ops.higher_order.autograd_function_apply(scale_fwd, scale_bwd, x, non_differentiable_idx=[], saved_for_backward_idx=[0])
+    autograd_function_apply = torch.ops.higher_order.autograd_function_apply(scale_fwd, scale_bwd, autograd_function_apply[0], non_differentiable_idx=[], saved_for_backward_idx=[0])
+    return autograd_function_apply[0]
+
+
+def scenario_twice():
+    x = torch.randn(3, requires_grad=True)
+    return [x], f(x)
+'''
+    result = flatten(source, path="twice.py")
+    assert _codes(result) == ["INL001", "INL001"]
+    assert "autograd_function_apply = autograd_function(x)" in result.source
+    assert "autograd_function_apply = autograd_function_1(autograd_function_apply[0])" in result.source
+    original = run_all(load_module(source, "twice_original"))
+    rewritten = run_all(load_module(result.source, "twice_rewritten"))
+    assert_same(_without_node_names(original), _without_node_names(rewritten), "twice")
+
+
+def test_function_class_holding_an_op_call_is_left_alone():
+    """Flattening the class or the call alone would not be stable; both are refused."""
+    source = TRACED + '''
+
+class F(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.ops.higher_order.autograd_function_apply(scale_fwd, scale_bwd, x, non_differentiable_idx=[], saved_for_backward_idx=[0])[0]
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 5
+'''
+    result = flatten(source, path="holder.py")
+    assert result.error is None and result.source == source
+    assert sorted(_codes(result)) == ["INL105", "INL201"]
+    assert any("calls autograd_function_apply" in d.message for d in result.diagnostics)
+
+
+V29 = '''\
+import torch
+
+W = torch.ones(3, requires_grad=True)
+
+
+def fwd(ctx, x, w):
+    {fwd_body}
+
+
+def bwd(ctx, g, x):
+    {bwd_body}
+
+
+def f(x):
+    return torch.ops.higher_order.autograd_function_apply(fwd, bwd, x, W, args_tensor_mask=[True], non_differentiable_idx=[])
+'''
+
+
+@pytest.mark.parametrize(
+    ("fwd_body", "bwd_body", "reason"),
+    [
+        # the lifted operand's None would go on the last return only
+        ("return x * w, [x]", "if g.sum() > 0:\n        return g * x\n    return g * x * 3", "returns early"),
+        # rebound on one path: the literal is not what the return sees
+        ("saved = [x]\n    if x.sum() > 0:\n        saved = [x, w]\n    return x * w, saved", "return g * x", "bound once"),
+        # a parameter, then bound: two bindings
+        ("w = (x,)\n    return x * 2, w", "return g * x", "bound once"),
+        # read twice: what the list holds at the return is unknown
+        ("saved = [x]\n    saved.append(w)\n    return x * w, saved", "return g * x", "bound once"),
+        # starred: the count is unknown
+        ("extra = (x,)\n    saved = (*extra,)\n    return x * w, saved", "return g * x", "bound once"),
+    ],
+    ids=["bwd-early-return", "saved-rebound-on-a-path", "saved-is-parameter", "saved-list-appended", "saved-starred"],
+)
+def test_op_bodies_the_engine_cannot_follow_are_refused(fwd_body, bwd_body, reason):
+    source = V29.format(fwd_body=fwd_body, bwd_body=bwd_body)
+    result = flatten(source, path="v29.py")
+    assert result.source == source
+    (diagnostic,) = result.diagnostics
+    assert diagnostic.code == "INL201" and reason in diagnostic.message, diagnostic.format()
+
+
+def test_bwd_returning_a_tuple_local_gets_the_lifted_none_after_its_items():
+    source = V29.format(fwd_body="out = x * w\n    saved = (x,)\n    return out, saved", bwd_body="grads = (g * x * 3,)\n    return grads")
+    result = flatten(source, path="v29.py")
+    assert _codes(result) == ["INL001"]
+    assert "return (*grads, None)" in result.source
+    module = load_module(result.source, "v29_local")
+    import torch
+
+    x = torch.randn(3, requires_grad=True)
+    out = module.f(x)
+    (gx, gw) = torch.autograd.grad(out.sum(), [x, module.W], allow_unused=True)
+    assert torch.equal(gx, x.detach() * 3) and gw is None

@@ -37,6 +37,8 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
         keywords.append(("bwd_needs_input_grad", cst.Name("True")))
     if not spec.bwd_reads_saved:
         keywords.append(("bwd_reads_saved", cst.Name("False")))
+    if spec.saved_on_demand:
+        keywords.append(("saved_on_demand", cst.Name("True")))
     if spec.generate_vmap_rule is not None:
         keywords.append(("generate_vmap_rule", spec.generate_vmap_rule))
     if spec.vmap is not None:

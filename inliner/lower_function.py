@@ -821,6 +821,13 @@ class _CombinedLowering:
                 raise Refuse("INL100", f"class {name}: {role} calls `{ctx}.{use.attr}`", use.node)
 
         saved = [r for r in residuals if r.kind == saved_kind]
+        saved_reads = [u.node for u in facts.ctx_uses if u.kind == "read" and u.attr in ("saved_tensors", "saved_variables")]
+        # Reading saved tensors runs the version check, unpack hooks and the freed-graph
+        # check: where the original may skip or repeat the read, bwd reads them where it did.
+        sends_saved = bool(spec.saved_for_backward_idx) or spec.saved_tensors_idx is not None
+        on_demand = saved_kind == "saved" and sends_saved and bool(saved_reads) and not _read_up_front(func, saved_reads)
+        if on_demand:
+            unpack = None
         merged = unpack is not None and saved and len(unpack[1]) == len(saved)
         if merged:
             assert unpack is not None
@@ -841,6 +848,9 @@ class _CombinedLowering:
                 assert r.attr is not None
                 r.bwd_name = fresh(r.attr if r.attr not in taken else f"{r.attr}_saved", taken)
 
+        residuals_name = fresh("residuals", taken)
+        if on_demand:
+            saved_value = _saved_slots(residuals_name, residuals, spec)
         needs_input_grad = False
         for use in facts.ctx_uses:
             if use.kind == "getattr":
@@ -859,7 +869,9 @@ class _CombinedLowering:
             if use.attr in ("saved_tensors", "saved_variables"):
                 if merged:
                     continue
-                if spec.saved_tensors_idx is not None and saved_kind == "saved":
+                if on_demand:
+                    attributes[id(use.node)] = saved_value
+                elif spec.saved_tensors_idx is not None and saved_kind == "saved":
                     attributes[id(use.node)] = cst.Name(residuals[spec.saved_tensors_idx].bwd_name)
                 elif saved:
                     attributes[id(use.node)] = _tuple([r.bwd_name for r in saved])
@@ -877,13 +889,13 @@ class _CombinedLowering:
             else:
                 raise Refuse("INL100", f"class {name}: {role} reads `{ctx}.{use.attr}`, which forward never sets", use.node)
         spec.bwd_needs_input_grad = needs_input_grad
-        reads_saved = any(u.kind == "read" and u.attr in ("saved_tensors", "saved_variables") for u in facts.ctx_uses)
-        if not reads_saved and (spec.saved_for_backward_idx or spec.saved_tensors_idx is not None):
+        if saved_kind == "saved":
+            spec.saved_on_demand = on_demand
+        if not saved_reads and (spec.saved_for_backward_idx or spec.saved_tensors_idx is not None):
             spec.bwd_reads_saved = False  # unpacking would run a version check the original never ran
 
         new_backward = func.visit(_BodyRewriter(smalls, attributes, {}))
         assert isinstance(new_backward, cst.FunctionDef)
-        residuals_name = fresh("residuals", taken)
         grads = _params_without_first(func.params)
         params = grads.with_changes(params=[cst.Param(cst.Name(residuals_name)), *grads.params])
         if grads.posonly_params:
@@ -892,9 +904,10 @@ class _CombinedLowering:
             star = params.star_arg if isinstance(params.star_arg, cst.Param) else cst.ParamStar()
             params = params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, cst.Param(cst.Name("needs_input_grad"))])
         body = list(new_backward.body.body)
-        if residuals:
-            unpack_stmt = unpack_statement([r.bwd_name for r in residuals], residuals_name)
-            body.insert(_after_docstring(body), unpack_stmt)
+        opened = [r for r in residuals if not (on_demand and r.kind in ("saved", "group"))]
+        if opened:
+            source = f"{residuals_name}[{len(residuals) - len(opened)}:]" if on_demand else residuals_name
+            body.insert(_after_docstring(body), unpack_statement([r.bwd_name for r in opened], source))
         if not body:
             body = [cst.SimpleStatementLine([cst.Pass()])]
         return cst.FunctionDef(
@@ -920,6 +933,59 @@ def _after_docstring(body: list[cst.BaseStatement]) -> int:
         if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
             return 1
     return 0
+
+
+def _saved_slots(residuals_name: str, residuals: list[_Residual], spec: VJPSpec) -> cst.BaseExpression:
+    """What ``ctx.saved_tensors`` was, read from bwd's residuals: the saved slots lead them."""
+    if spec.saved_tensors_idx is not None:
+        assert spec.saved_tensors_idx == 0 and residuals[0].kind == "group"
+        return cst.parse_expression(f"{residuals_name}[0]")
+    k = len(spec.saved_for_backward_idx)
+    assert spec.saved_for_backward_idx == tuple(range(k)), "saved residuals come first"
+    return cst.parse_expression(f"{residuals_name}[:{k}]")
+
+
+_CONDITIONAL = (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _read_up_front(func: cst.FunctionDef, reads: list[cst.CSTNode]) -> bool:
+    """Does backward read ``ctx.saved_tensors`` exactly once, before it can return or raise?
+
+    Then reading them before bwd runs is what the original did. The read must sit in a
+    top-level simple statement, not under a conditional expression, with nothing before
+    it that returns, raises or asserts."""
+    if len(reads) != 1:
+        return False
+    body = func.body
+    if not isinstance(body, cst.IndentedBlock):
+        return False
+    for stmt in body.body:
+        path = _path_to(stmt, reads[0])
+        if path is None:
+            if _may_leave(stmt):
+                return False
+            continue
+        return isinstance(stmt, cst.SimpleStatementLine) and not any(isinstance(n, _CONDITIONAL) for n in path)
+    return False
+
+
+def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
+    """The nodes from ``root`` down to ``target`` (both included), or None."""
+    if root is target:
+        return [root]
+    for child in root.children:
+        found = _path_to(child, target)
+        if found is not None:
+            return [root, *found]
+    return None
+
+
+def _may_leave(stmt: cst.CSTNode) -> bool:
+    if isinstance(stmt, (cst.Return, cst.Raise, cst.Assert)):
+        return True
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(_may_leave(child) for child in stmt.children)
 
 
 def _end_state(body: tuple[cst.BaseStatement, ...], defines: dict[int, set[str]]) -> frozenset[str]:

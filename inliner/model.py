@@ -27,6 +27,7 @@ class VJPSpec:
     backward_decorators: tuple[cst.BaseExpression, ...] = ()
     bwd_needs_input_grad: bool = False
     bwd_reads_saved: bool = True
+    saved_on_demand: bool = False  # bwd reads the saved slots where the original read ctx.saved_tensors
     generate_vmap_rule: cst.BaseExpression | None = None
     vmap: str | None = None  # name of an emitted function
     jvp: str | None = None  # name of an emitted forward-mode rule

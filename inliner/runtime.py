@@ -220,6 +220,7 @@ def _combined_carrier_methods(
     materialize_grads: bool,
     bwd_needs_input_grad: bool,
     bwd_reads_saved: bool = True,
+    saved_on_demand: bool = False,
     fsaved_idx: tuple[int, ...] = (),
     jvp: Callable | None = None,
 ) -> tuple[Callable, Callable, Callable | None]:
@@ -275,7 +276,10 @@ def _combined_carrier_methods(
     forward.__qualname__ = fwd.__qualname__
 
     extra = ", needs_input_grad=ctx.needs_input_grad" if bwd_needs_input_grad else ""
-    if prefix_layout:
+    if saved_on_demand:
+        plain = f"({'None, ' * (k + m)}) + ctx._inliner_tail" if prefix_layout else "ctx._inliner_plain"
+        lines = [f"return __bwd(__on_demand(ctx, {plain}, __saved_idx, __group_idx), *grads{extra})"]
+    elif prefix_layout:
         if not k:
             head = []
         elif not bwd_reads_saved:
@@ -295,7 +299,8 @@ def _combined_carrier_methods(
     else:
         lines = [f"return __bwd(ctx._inliner_plain, *grads{extra})"]
     src = "def backward(ctx, *grads):\n" + "".join(f"    {line}\n" for line in lines)
-    backward = _compile(src, f"<inliner backward of {bwd.__qualname__}>", {"__bwd": bwd}, "backward")
+    namespace = {"__bwd": bwd, "__on_demand": SavedOnDemand, "__saved_idx": saved_idx, "__group_idx": saved_tensors_idx}
+    backward = _compile(src, f"<inliner backward of {bwd.__qualname__}>", namespace, "backward")
     backward.__qualname__ = bwd.__qualname__
     return forward, backward, (_jvp_method(jvp, fsaved_idx) if jvp is not None else None)
 
@@ -312,6 +317,52 @@ def _jvp_method(jvp: Callable, fsaved_idx: tuple[int, ...]) -> Callable:
         return jvp(tuple(residuals), *tangents)
 
     return method
+
+
+class SavedOnDemand:
+    """The residuals bwd gets when the original backward read ``ctx.saved_tensors`` only on
+    some paths (after an early return, inside a branch) or more than once.
+
+    Reading saved tensors is observable: it runs the version check, the saved-tensor unpack
+    hooks and the "backward through the graph a second time" check. So the saved slots are
+    read from ``ctx.saved_tensors`` at each access, which the flat bwd makes exactly where
+    (and as often as) the original read them (``residuals[:k]``); the other slots are plain
+    values. Indexing and slicing answer as the tuple ``fwd`` returned would.
+    """
+
+    __slots__ = ("_ctx", "_plain", "_saved_idx", "_group_idx")
+
+    def __init__(self, ctx: Any, plain: Sequence[Any], saved_idx: tuple[int, ...], group_idx: int | None) -> None:
+        self._ctx = ctx
+        self._plain = tuple(plain)
+        self._saved_idx = saved_idx
+        self._group_idx = group_idx
+
+    def __len__(self) -> int:
+        return len(self._plain)
+
+    def __iter__(self):
+        return iter(self[:])
+
+    def __getitem__(self, index: Any) -> Any:
+        wanted = range(len(self._plain))[index]
+        if isinstance(wanted, int):
+            return self._values((wanted,))[0]
+        return self._values(wanted)
+
+    def _values(self, wanted: Sequence[int]) -> tuple:
+        if not any(i in self._saved_idx or i == self._group_idx for i in wanted):
+            return tuple(self._plain[i] for i in wanted)
+        saved = self._ctx.saved_tensors  # one read, as one `ctx.saved_tensors` of the original
+        out = []
+        for i in wanted:
+            if i in self._saved_idx:
+                out.append(saved[self._saved_idx.index(i)])
+            elif i == self._group_idx:
+                out.append(tuple(saved[len(self._saved_idx) :]))
+            else:
+                out.append(self._plain[i])
+        return tuple(out)
 
 
 class FlatFunction:
@@ -349,6 +400,7 @@ def custom_vjp(
     backward_decorators: Sequence[Callable] = (),
     bwd_needs_input_grad: bool = False,
     bwd_reads_saved: bool = True,
+    saved_on_demand: bool = False,
     generate_vmap_rule: bool = False,
     vmap: Callable | None = None,
     jvp: Callable | None = None,
@@ -374,6 +426,10 @@ def custom_vjp(
     - ``bwd_reads_saved=False``: the original backward never read ``ctx.saved_tensors``,
       so neither does the carrier (reading runs the version check); those residual slots
       reach bwd as None.
+    - ``saved_on_demand``: the original backward read ``ctx.saved_tensors`` only on some
+      paths, after a return, or more than once; bwd reads the saved slots of its residuals
+      where the original read them, and the carriers pass a ``SavedOnDemand`` that reads
+      ``ctx.saved_tensors`` at each such access.
 
     Nothing is built here but the flat function: the carriers are made on its first
     call, so importing a module with many flattened Functions stays cheap.
@@ -393,6 +449,7 @@ def custom_vjp(
         backward_decorators=tuple(backward_decorators),
         bwd_needs_input_grad=bwd_needs_input_grad,
         bwd_reads_saved=bwd_reads_saved,
+        saved_on_demand=saved_on_demand,
         generate_vmap_rule=generate_vmap_rule,
         vmap=vmap,
         jvp=jvp,
@@ -574,6 +631,11 @@ def _build_carriers(spec: Any) -> Carriers:
             ctx.mark_non_differentiable(*[flat_out[j] for j in nondiff])
 
     def backward(ctx: Any, *grads: Any) -> Any:
+        if spec.saved_on_demand:
+            on_demand = SavedOnDemand(ctx, ctx._inliner_plain, saved_idx, saved_tensors_idx)
+            if bwd_needs_input_grad:
+                return bwd(on_demand, *grads, needs_input_grad=ctx.needs_input_grad)
+            return bwd(on_demand, *grads)
         residuals = list(ctx._inliner_plain)
         if reads_saved and (saved_idx or ctx._inliner_group):
             saved = ctx.saved_tensors
@@ -649,6 +711,7 @@ def _build_carriers(spec: Any) -> Carriers:
             materialize_grads=materialize_grads,
             bwd_needs_input_grad=bwd_needs_input_grad,
             bwd_reads_saved=reads_saved,
+            saved_on_demand=spec.saved_on_demand,
             fsaved_idx=fsaved_idx,
             jvp=spec.jvp,
         )

@@ -82,6 +82,8 @@ CODES: dict[str, str] = {
     "INL112": "the class name is rebound or used in a way that keeps the class needed",
     "INL200": "autograd_function_apply call whose bodies cannot be found statically",
     "INL201": "autograd_function_apply call in a shape the engine cannot follow",
+    "INL202": "an autograd_function_apply body that is not straight-line torch code",
+    "INL203": "an autograd_function_apply body switches grad mode other than by dynamo's bracket",
 }
 
 #: The code of an engine bug: what it was working on is left untouched, the rest still flattened.

@@ -3,10 +3,11 @@
 The higher-order op already has the flat shape: ``fwd(*operands) -> (outputs,
 saved)`` and ``bwd(*grads, *saved)``. Lowering re-spells bwd as
 ``bwd(residuals, *grads)``, drops the ``ctx``/``self`` parameters the two
-generations of the op carry, strips the ``torch._C._set_grad_enabled`` brackets a
+generations of the op carry, strips the ``torch._C._set_grad_enabled`` bracket a
 dumped graph puts around each body (the carrier already runs fwd without grad and
 bwd in the engine's grad mode; see docs/semantics.md §22), and turns the
-keyword flags into the runtime's static spec.
+keyword flags into the runtime's static spec. What a body may hold is decided in
+inliner/hop_bodies.py.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from dataclasses import dataclass
 import libcst as cst
 
 from inliner.ctxflow import analyse
+from inliner.hop_bodies import Qualify, check_body, strip_dynamo_bracket
 from inliner.model import CustomVJP, Refuse, VJPSpec
-from inliner.names import dotted, fresh, names_in, rename, snake_case, unpack_statement
+from inliner.names import fresh, names_in, rename, snake_case, unpack_statement
 
 HOP_NAMES = frozenset(
     {
@@ -54,13 +56,21 @@ def lower_hop(
     bwd_is_method: bool,
     taken: set[str],
     renames: dict[str, str] | None = None,
+    fwd_kind: str = "function",
+    bwd_kind: str = "function",
+    qualify: Qualify = lambda name: {f"builtins.{name}"},
 ) -> CustomVJP:
     """``renames``: the caller's result locals already renamed (``autograd_function_apply`` ->
-    ``scale``); a body parameter a dump named after one of them is renamed the same way."""
+    ``scale``); a body parameter a dump named after one of them is renamed the same way.
+    ``fwd_kind``/``bwd_kind``: ``dump``, ``traced`` or ``function`` (inliner/hop_bodies.py);
+    ``qualify``: what a name from outside the bodies stands for at module level."""
     fwd_params = _drop_leading(fwd, (1 if fwd_is_method else 0) + (1 if flags.old_abi else 0), name)
     bwd_params = _drop_leading(bwd, (1 if bwd_is_method else 0) + (1 if flags.old_abi else 0), name)
 
-    fwd_body = _clean_body(fwd)
+    fwd_body = _clean_body(fwd, fwd_kind)
+    check_body(fwd, list(fwd_body.body), kind=fwd_kind, role="forward", params=_names(fwd_params), qualify=qualify)
+    bwd_body = _clean_body(bwd, bwd_kind)
+    check_body(bwd, list(bwd_body.body), kind=bwd_kind, role="backward", params=_names(bwd_params), qualify=qualify)
     n_outputs, n_saved = _fwd_shape(fwd_body, _tuple_locals(fwd, fwd_body))
     positional = [p for p in bwd_params.params]
     if bwd_params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or bwd_params.kwonly_params or bwd_params.star_kwarg:
@@ -73,7 +83,6 @@ def lower_hop(
         )
     grads, saved = positional[:n_outputs], positional[n_outputs:]
 
-    bwd_body = _clean_body(bwd)
     extra_nones = 0
     if flags.old_abi:
         n_tensor_args = sum(flags.args_tensor_mask or ())
@@ -150,26 +159,6 @@ def _drop_leading(func: cst.FunctionDef, count: int, name: str) -> cst.Parameter
     return params.with_changes(params=params.params[count:])
 
 
-def _is_grad_mode_line(stmt: cst.BaseStatement) -> bool:
-    """``_set_grad_enabled = torch._C._set_grad_enabled(False);  _set_grad_enabled = None``."""
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    found = False
-    for small in stmt.body:
-        value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
-        if isinstance(value, cst.Call) and dotted(value.func) in (
-            "torch._C._set_grad_enabled",
-            "torch.set_grad_enabled",
-            "torch._C.set_grad_enabled",
-        ):
-            found = True
-            continue
-        if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "None":
-            continue
-        return False
-    return found
-
-
 def _is_release(small: cst.BaseSmallStatement) -> bool:
     """``a = b = None``: a dumped graph freeing values early; the flat functions do not need it."""
     return (
@@ -192,18 +181,22 @@ def _names_in_all(nodes) -> set[str]:
     return out
 
 
-def _clean_body(func: cst.FunctionDef) -> cst.IndentedBlock:
+def _names(params: cst.Parameters) -> list[str]:
+    return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+
+def _clean_body(func: cst.FunctionDef, kind: str) -> cst.IndentedBlock:
+    """The body without a dump's grad-mode bracket, its releases and its generated comments."""
     body = func.body
     assert isinstance(body, cst.IndentedBlock)
+    statements = strip_dynamo_bracket(list(body.body)) if kind == "dump" else list(body.body)
     kept = []
     # A release is dropped only where nothing after it mentions its names (a dump frees
     # each value after its last use; `y = None` before `if c: y = ...` is a real binding).
-    later: list[set[str]] = [set() for _ in body.body]
-    for i in range(len(body.body) - 2, -1, -1):
-        later[i] = later[i + 1] | names_in(body.body[i + 1])
-    for i, stmt in enumerate(body.body):
-        if _is_grad_mode_line(stmt):
-            continue
+    later: list[set[str]] = [set() for _ in statements]
+    for i in range(len(statements) - 2, -1, -1):
+        later[i] = later[i + 1] | names_in(statements[i + 1])
+    for i, stmt in enumerate(statements):
         if isinstance(stmt, cst.SimpleStatementLine):
             smalls = [
                 s

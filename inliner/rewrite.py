@@ -315,6 +315,9 @@ def _flatten_call(
             bwd_is_method=site.bwd.is_method,
             taken=taken,
             renames=local.renames if local is not None else None,
+            fwd_kind=site.fwd.kind,
+            bwd_kind=site.bwd.kind,
+            qualify=site.qualify,
         )
     check_no_new_names(vjp, [fwd_block.node, bwd_block.node], module_level=(runtime_name,))
     call_edits = _call_edits(call, flat_name, text)

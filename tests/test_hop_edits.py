@@ -112,27 +112,27 @@ def f(x):
 
 
 @pytest.mark.parametrize(
-    ("fwd_body", "bwd_body", "reason"),
+    ("fwd_body", "bwd_body", "code", "reason"),
     [
         # the lifted operand's None would go on the last return only
-        ("return x * w, [x]", "if g.sum() > 0:\n        return g * x\n    return g * x * 3", "returns early"),
+        ("return x * w, [x]", "if g.sum() > 0:\n        return g * x\n    return g * x * 3", "INL202", "control flow (`if`)"),
         # rebound on one path: the literal is not what the return sees
-        ("saved = [x]\n    if x.sum() > 0:\n        saved = [x, w]\n    return x * w, saved", "return g * x", "bound once"),
+        ("saved = [x]\n    if x.sum() > 0:\n        saved = [x, w]\n    return x * w, saved", "return g * x", "INL202", "control flow"),
         # a parameter, then bound: two bindings
-        ("w = (x,)\n    return x * 2, w", "return g * x", "bound once"),
+        ("w = (x,)\n    return x * 2, w", "return g * x", "INL201", "bound once"),
         # read twice: what the list holds at the return is unknown
-        ("saved = [x]\n    saved.append(w)\n    return x * w, saved", "return g * x", "bound once"),
+        ("saved = [x]\n    saved.append(w)\n    return x * w, saved", "return g * x", "INL201", "bound once"),
         # starred: the count is unknown
-        ("extra = (x,)\n    saved = (*extra,)\n    return x * w, saved", "return g * x", "bound once"),
+        ("extra = (x,)\n    saved = (*extra,)\n    return x * w, saved", "return g * x", "INL201", "bound once"),
     ],
     ids=["bwd-early-return", "saved-rebound-on-a-path", "saved-is-parameter", "saved-list-appended", "saved-starred"],
 )
-def test_op_bodies_the_engine_cannot_follow_are_refused(fwd_body, bwd_body, reason):
+def test_op_bodies_the_engine_cannot_follow_are_refused(fwd_body, bwd_body, code, reason):
     source = V29.format(fwd_body=fwd_body, bwd_body=bwd_body)
     result = flatten(source, path="v29.py")
     assert result.source == source
     (diagnostic,) = result.diagnostics
-    assert diagnostic.code == "INL201" and reason in diagnostic.message, diagnostic.format()
+    assert diagnostic.code == code and reason in diagnostic.message, diagnostic.format()
 
 
 def test_bwd_returning_a_tuple_local_gets_the_lifted_none_after_its_items():
@@ -147,3 +147,112 @@ def test_bwd_returning_a_tuple_local_gets_the_lifted_none_after_its_items():
     out = module.f(x)
     (gx, gw) = torch.autograd.grad(out.sum(), [x, module.W], allow_unused=True)
     assert torch.equal(gx, x.detach() * 3) and gw is None
+
+
+TRACED_BODY = '''\
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+SCALE = 2.0
+
+
+def helper(x):
+    return x * 2
+
+
+class Forward(nn.Module):
+    def forward(self, x, w):
+        {body}
+
+
+class Backward(nn.Module):
+    def forward(self, g, x, w):
+        return g * w * 3, g * x * 5
+
+
+fwd = torch.fx.symbolic_trace(Forward())
+bwd = torch.fx.symbolic_trace(Backward())
+
+
+def f(x, w):
+    return torch.ops.higher_order.autograd_function_apply(
+        fwd, bwd, x, w, non_differentiable_idx=[], saved_for_backward_idx=[0, 1]
+    )[0]
+
+
+def scenario_f():
+    x = torch.randn(3, requires_grad=True)
+    w = torch.randn(3, requires_grad=True)
+    return [x, w], f(x, w)
+'''
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "reason"),
+    [
+        # fixed when the module was loaded: symbolic_trace read SCALE, ran torch.rand, answered `is`
+        ("return (x * SCALE,), (x, w)", "INL202", "reads the module-level `SCALE`"),
+        ("return (x + torch.rand(3),), (x, w)", "INL202", "calls `torch.rand` on values known when the body was traced"),
+        ("return (x * (x is w),), (x, w)", "INL202", "with `is`/`in`"),
+        ("torch.set_grad_enabled(True)\n        return (x * w,), (x, w)", "INL203", "switches grad mode"),
+        # fx records `x += w` on a proxy as a new value; eager adds in place, into the caller's tensor
+        ("x += w\n        return (x * 1,), (x, w)", "INL202", "augmented assignment"),
+        ("return (helper(x),), (x, w)", "INL202", "calls `helper`"),
+        ("return (x * len(x),), (x, w)", "INL202", "calls the builtin `len`"),
+        ("out = x * w if w is not None else x\n        return (out,), (x, w)", "INL202", "conditional expression"),
+        ("out = sum([x, w])\n        return (out,), (x, w)", "INL202", "calls the builtin `sum`"),
+        ("x.data = w\n        return (x * w,), (x, w)", "INL202", "assigns to `x.data`"),
+        ("with torch.no_grad():\n            out = x * w\n        return (out,), (x, w)", "INL202", "control flow (`with`)"),
+        ("return (x * w,), (x, w)\n        return (x,), (x, w)", "INL202", "returns before its last statement"),
+    ],
+    ids=[
+        "global", "static-call", "is-test", "grad-mode", "augmented", "helper", "len",
+        "ifexp", "sum", "attribute-target", "with", "two-returns",
+    ],
+)
+def test_traced_bodies_with_values_fixed_at_trace_time_are_refused(body, code, reason):
+    source = TRACED_BODY.format(body=body)
+    result = flatten(source, path="traced.py")
+    assert result.source == source
+    (diagnostic,) = result.diagnostics
+    assert diagnostic.code == code and reason in diagnostic.message, diagnostic.format()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return (F.relu(x) * w,), (x, w)",
+        "out = x * math.pi + x.new_ones(3) * x.shape[0]\n        return (out,), (x, w)",
+        "out = torch.sum(x * w, dim=0, keepdim=True).expand(3)\n        return (out,), (x, w)",
+        "out = x.clone()\n        out.mul_(w)\n        return (out,), (x, w)",
+        "out = torch.where(x > w, x, w).to(dtype=torch.float32)\n        return (out,), (x, w)",
+    ],
+    ids=["functional-alias", "import-and-shape", "keywords", "in-place-method", "where"],
+)
+def test_straight_line_traced_bodies_are_flattened_and_compute_what_the_graph_did(body):
+    source = TRACED_BODY.format(body=body)
+    result = flatten(source, path="traced.py")
+    assert _codes(result) == ["INL001"], [d.format() for d in result.diagnostics]
+    original = run_all(load_module(source, "traced_original"))
+    rewritten = run_all(load_module(result.source, "traced_rewritten"))
+    assert_same(_without_node_names(original), _without_node_names(rewritten), "traced")
+
+
+def test_only_dynamos_whole_body_bracket_is_dropped():
+    """A dumped body's bracket is dropped only in dynamo's exact form, first and last
+    before the return; half a bracket is a grad-mode switch like any other."""
+    from golden import GOLDEN
+
+    source = (GOLDEN / "hop_v29_dump" / "input.py").read_text()
+    assert flatten(source, path="dump.py").flattened
+    epilogue = "            _set_grad_enabled_1 = torch._C._set_grad_enabled(True);  _set_grad_enabled_1 = None\n            return (mul, [l_x_])"
+    assert epilogue in source
+    half = source.replace(epilogue, "            return (mul, [l_x_])")
+    result = flatten(half, path="dump.py")
+    assert result.source == half
+    assert _codes(result) == ["INL203"], [d.format() for d in result.diagnostics]
+    spelled = source.replace("_set_grad_enabled_1 = torch._C._set_grad_enabled(True);  _set_grad_enabled_1 = None\n            return (mul, [l_x_])", "torch.set_grad_enabled(True)\n            return (mul, [l_x_])")
+    assert _codes(flatten(spelled, path="dump.py")) == ["INL203"]

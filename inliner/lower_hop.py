@@ -92,7 +92,11 @@ def lower_hop(
     if extra_nones:
         # torch <= 2.9 applies the Function to the tensor args only; lifted free
         # variables get no gradient slot, so bwd answers None for them.
-        bwd_body = _append_nones(bwd_body, extra_nones, _tuple_locals(bwd, bwd_body), bwd)
+        if qualify("isinstance") != {"builtins.isinstance"} or qualify("tuple") != {"builtins.tuple"}:
+            raise Refuse("INL201", "the module rebinds `isinstance` or `tuple`, which the lifted operands' gradients need", bwd)
+        tensors = _annotated_tensors(bwd, bwd_body) if bwd_kind == "dump" else set()
+        lifted = _LiftedNones(n_operands - extra_nones, extra_nones, _tuple_locals(bwd, bwd_body), tensors, names_in(bwd))
+        bwd_body = lifted.append_to(bwd_body, bwd)
 
     snake = snake_case(re.sub(r"\W", "_", name))
     fwd_name = fresh(f"{snake}_fwd", taken)
@@ -258,6 +262,30 @@ def _tuple_locals(func: cst.FunctionDef, body: cst.IndentedBlock) -> dict[str, c
     return out
 
 
+_FX_TENSOR = re.compile(r"(?:[a-z]+\d+|b8)\[[^\]]*\](?:\[[^\]]*\][a-z]*(?::\d+)?)?")
+
+
+def _annotated_tensors(func: cst.FunctionDef, body: cst.IndentedBlock) -> set[str]:
+    """Locals of a dumped body that fx annotated as one tensor (``mul: "f32[3]" = g * 3``),
+    bound only there: print_readable() annotates each node with its value's type."""
+    stores = analyse(func.with_changes(body=body), None).stores
+    out = set()
+    for stmt in body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if not (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None):
+                continue
+            annotation = small.annotation.annotation
+            if (
+                isinstance(annotation, cst.SimpleString)
+                and _FX_TENSOR.fullmatch(annotation.evaluated_value)
+                and len(stores.get(small.target.value, ())) == 1
+            ):
+                out.add(small.target.value)
+    return out
+
+
 def _name_reads(func: cst.FunctionDef) -> dict[str, int]:
     """How often each name is spelled as a variable, bindings excluded (a superset of its loads)."""
     counts: dict[str, int] = {}
@@ -316,24 +344,66 @@ def _fwd_shape(body: cst.IndentedBlock, bound: dict[str, cst.Tuple | cst.List]) 
     return 1, len(saved.elements)
 
 
-def _append_nones(
-    body: cst.IndentedBlock, count: int, bound: dict[str, cst.Tuple | cst.List], where: cst.CSTNode
-) -> cst.IndentedBlock:
-    last = body.body[-1]
-    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
-        raise Refuse("INL201", "the backward body does not end in a return", where)
-    ret = last.body[-1]
-    if len(analyse(cst.FunctionDef(cst.Name("bwd"), cst.Parameters(), body), None).returns) != 1:
-        raise Refuse("INL201", "the backward body returns early (the lifted operands' None gradients go on its last return)", where)
-    value = ret.value
-    nones = [cst.Element(cst.Name("None")) for _ in range(count)]
-    if isinstance(value, cst.Tuple):
-        new_value = value.with_changes(elements=[*value.elements, *nones])
-    elif isinstance(value, cst.Name) and isinstance(_follow(value, bound), cst.Tuple):
-        new_value = cst.Tuple([cst.StarredElement(value), *nones])  # `grads = (a, b)`: its items, then the Nones
-    elif value is not None:
-        new_value = cst.Tuple([cst.Element(value), *nones])
-    else:
-        raise Refuse("INL201", "the backward body returns nothing", where)
-    new_last = last.with_changes(body=[*last.body[:-1], ret.with_changes(value=new_value)])
-    return body.with_changes(body=[*body.body[:-1], new_last])
+class _LiftedNones:
+    """Give torch <= 2.9's lifted operands their None gradients after bwd's own.
+
+    The op applied its Function to the first ``n_grads`` operands only, so autograd took
+    bwd's value ``r`` as it is: a tuple, or one gradient when ``r`` is anything else. The
+    flat callable has ``count`` more inputs; each gets None *after* the first ``n_grads``
+    of ``r``'s gradients, so a ``r`` of the wrong length still fails autograd's count
+    check instead of lending a gradient to a lifted operand:
+    ``(*r[:n], None, *r[n:]) if isinstance(r, tuple) else (r, None)``, spelled statically
+    where ``r`` is a literal (or a local bound once to one).
+    """
+
+    def __init__(
+        self, n_grads: int, count: int, bound: dict[str, cst.Tuple | cst.List], tensors: set[str], taken: set[str]
+    ) -> None:
+        self.n_grads = n_grads
+        self.nones = [cst.Element(cst.Name("None")) for _ in range(count)]
+        self.bound = bound
+        self.tensors = tensors  # locals known to hold one tensor
+        self.taken = taken
+
+    def append_to(self, body: cst.IndentedBlock, where: cst.CSTNode) -> cst.IndentedBlock:
+        last = body.body[-1]
+        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+            raise Refuse("INL201", "the backward body does not end in a return", where)
+        ret = last.body[-1]
+        if len(analyse(cst.FunctionDef(cst.Name("bwd"), cst.Parameters(), body), None).returns) != 1:
+            raise Refuse("INL201", "the backward body returns early (the lifted operands' None gradients go on its last return)", where)
+        value = ret.value if ret.value is not None else cst.Name("None")
+        before: list[cst.BaseSmallStatement] = []
+        literal = _follow(value, self.bound) if isinstance(value, cst.Name) else value
+        if isinstance(literal, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in literal.elements):
+            new_value = self._tuple(value, literal)
+        elif isinstance(literal, cst.List) or (isinstance(value, cst.Name) and value.value in ("None", *self.tensors)):
+            new_value = cst.Tuple([cst.Element(value), *self.nones])  # autograd takes it as one gradient
+        else:
+            if not isinstance(value, cst.Name):
+                name = cst.Name(fresh("grads", self.taken))
+                before.append(cst.Assign([cst.AssignTarget(name)], value))
+                value = name
+            new_value = cst.IfExp(
+                test=cst.parse_expression(f"isinstance({value.value}, tuple)"),
+                body=self._sliced(value),
+                orelse=cst.Tuple([cst.Element(value), *self.nones]),
+            )
+        new_last = last.with_changes(body=[*last.body[:-1], *before, ret.with_changes(value=new_value)])
+        return body.with_changes(body=[*body.body[:-1], new_last])
+
+    def _tuple(self, value: cst.BaseExpression, literal: cst.Tuple) -> cst.Tuple:
+        n = self.n_grads
+        if value is literal:  # `return (a, b)`: the Nones go in after the first n
+            elements = list(literal.elements)
+            return literal.with_changes(elements=[*elements[:n], *self.nones, *elements[n:]])
+        if len(literal.elements) == n:  # `grads = (a, b)`: its items, then the Nones
+            return cst.Tuple([cst.StarredElement(value), *self.nones])
+        assert isinstance(value, cst.Name)
+        return self._sliced(value)
+
+    def _sliced(self, name: cst.Name) -> cst.Tuple:
+        n = self.n_grads
+        head = cst.parse_expression(f"{name.value}[:{n}]")
+        tail = cst.parse_expression(f"{name.value}[{n}:]")
+        return cst.Tuple([cst.StarredElement(head), *self.nones, cst.StarredElement(tail)])

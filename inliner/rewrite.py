@@ -512,13 +512,24 @@ def _cleanup(site: HopCall, tree: ast.Module, text: SourceText) -> tuple[list[tu
         owner = body.owner if body is not None else None
         if owner is None or id(owner) in removed:
             continue
-        if remaining_loads(tree, owner.name, removed | {id(owner)}) == 0:
+        if remaining_loads(tree, owner.name, removed | {id(owner)} | _own_bodies_elsewhere(tree, owner)) == 0:
             first = min([owner.lineno, *(d.lineno for d in owner.decorator_list)])
             if first > 1 and not text.line(first - 1).strip():
                 first -= 1  # the blank line that separated it
             edits.append((text.offset(first, 0), text.line_end(owner.end_lineno), ""))
             removed.add(id(owner))
     return edits, dropped
+
+
+def _own_bodies_elsewhere(tree: ast.Module, owner: ast.ClassDef) -> set[int]:
+    """Other dumped graphs in the file whose own nested class has ``owner``'s name: their
+    ``self.fwd_body_0`` means that class, not ``owner``."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and owner not in node.body:
+            if any(isinstance(s, ast.ClassDef) and s.name == owner.name for s in node.body):
+                out.add(id(node))
+    return out
 
 
 def _drop_from_releases(function: ast.AST, names: set[str], text: SourceText) -> list[tuple[int, int, str]]:

@@ -256,3 +256,51 @@ def test_only_dynamos_whole_body_bracket_is_dropped():
     assert _codes(result) == ["INL203"], [d.format() for d in result.diagnostics]
     spelled = source.replace("_set_grad_enabled_1 = torch._C._set_grad_enabled(True);  _set_grad_enabled_1 = None\n            return (mul, [l_x_])", "torch.set_grad_enabled(True)\n            return (mul, [l_x_])")
     assert _codes(flatten(spelled, path="dump.py")) == ["INL203"]
+
+
+@pytest.mark.parametrize(
+    ("bwd_body", "expected_gx"),
+    [
+        # a tuple the engine cannot see: the op passed it on as the tuple of gradients
+        ("grads = (g * x * 3).chunk(1)\n    return grads", "g * x * 3"),
+        ("return (g * x * 3).chunk(1)", "g * x * 3"),
+        # one tensor, spelled as an expression
+        ("return g * x * 3", "g * x * 3"),
+        # more gradients than tensor operands, the extra ones None: accepted by autograd
+        ("return g * x * 3, None", "g * x * 3"),
+        ("return None", None),
+    ],
+    ids=["tuple-local", "tuple-call", "expression", "trailing-none", "none"],
+)
+def test_lifted_operands_get_none_after_the_grads_bwd_returns(bwd_body, expected_gx):
+    """torch <= 2.9 took bwd's value as autograd does (a tuple, or one gradient); the lifted
+    operand W, with no slot of its own there, gets None after them."""
+    import torch
+
+    source = V29.format(fwd_body="return x * w, [x]", bwd_body=bwd_body)
+    result = flatten(source, path="v29.py")
+    assert _codes(result) == ["INL001"], [d.format() for d in result.diagnostics]
+    module = load_module(result.source, "v29_lifted")
+    x = torch.randn(3, requires_grad=True)
+    g = torch.randn(3)
+    (gx, gw) = torch.autograd.grad(module.f(x), [x, module.W], g, allow_unused=True)
+    assert gw is None
+    if expected_gx is None:
+        assert gx is None
+    else:
+        assert torch.equal(gx, eval(expected_gx, {"g": g, "x": x.detach()}))
+
+
+@pytest.mark.parametrize("bwd_body", ["return g * x * 3, g * 5", "grads = (g * x, g * 5)\n    return grads", "return (g * x).chunk(1) + (g,)"])
+def test_a_bwd_returning_too_many_gradients_still_fails(bwd_body):
+    """The op raised (one tensor operand, two gradients): the extra one must not become the
+    lifted operand's gradient."""
+    import torch
+
+    source = V29.format(fwd_body="return x * w, [x]", bwd_body=bwd_body)
+    result = flatten(source, path="v29.py")
+    assert _codes(result) == ["INL001"]
+    module = load_module(result.source, "v29_too_many")
+    x = torch.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="incorrect number of gradients"):
+        torch.autograd.grad(module.f(x).sum(), [x, module.W], allow_unused=True)

@@ -20,6 +20,8 @@ from inliner.scopes import Scope, ScopeIndex, dotted
 from inliner.source import SourceText
 
 _APPLY_IN_COMMENT = re.compile(r"\b([A-Za-z_]\w*)\.apply\(")
+#: what dynamo prints before the nodes one source line made
+_DYNAMO_COMMENT = re.compile(r"#\s*File: .*?, code: (.*)$")
 
 
 @dataclass
@@ -180,14 +182,20 @@ def _forward_of(cls: ast.ClassDef, not_found: Refuse) -> ast.FunctionDef:
 def source_comment(site: HopCall, text: SourceText) -> tuple[int, list[str]] | None:
     """Dumps say which Functions a group of nodes came from: ``# File: ..., code: a = F.apply(x)``.
 
-    Returns the comment's line and the Function names it mentions, in order.
+    A dump prints such a comment (or ``# No stacktrace found ...``) before each group of
+    nodes, so the call belongs to the nearest comment line above it, with no blank line
+    between. Returns that comment's line and the Function names it mentions, in order,
+    when it is dynamo's ``File:`` comment.
     """
     stop = getattr(site.scope.node, "lineno", 0)
     line = site.call.lineno - 1
     while line > stop:
         stripped = text.line(line).strip()
-        if stripped.startswith("#") and "code:" in stripped:
-            names = _applied_names(stripped.split("code:", 1)[1])
+        if not stripped:
+            return None
+        if stripped.startswith("#"):
+            found = _DYNAMO_COMMENT.match(stripped)
+            names = _applied_names(found.group(1)) if found else []
             return (line, names) if names else None
         line -= 1
     return None

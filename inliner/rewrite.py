@@ -12,6 +12,7 @@ regions is byte-identical by construction.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import tokenize
 import warnings
@@ -259,21 +260,17 @@ def _refuse_calls_inside_classes(candidates: list[_Candidate]) -> None:
 
 def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> list[_Candidate]:
     out = []
-    seen_per_comment: dict[int, int] = {}
-    for site in sorted(find_calls(tree, index), key=lambda s: (s.call.lineno, s.call.col_offset)):
+    sites = sorted(find_calls(tree, index), key=lambda s: (s.call.lineno, s.call.col_offset))
+    named = _names_from_comments(sites, text)
+    for site in sites:
         call = site.call
         line, col = call.lineno, text.char_column(call.lineno, call.col_offset)
         end_col = text.char_column(call.func.end_lineno, call.func.end_col_offset) if call.func.end_lineno == line else col
         candidate = _Candidate("call", HOP_LEAF, call.lineno, call.end_lineno, (line, col, end_col), call, hop=site)
         try:
             resolve(site, tree, index, text)
-            comment = source_comment(site, text)
-            if comment is not None:
-                # the k-th call under one `code: ...` comment is its k-th `X.apply(`
-                k = seen_per_comment.get(comment[0], 0)
-                seen_per_comment[comment[0]] = k + 1
-                if k < len(comment[1]):
-                    site.name = comment[1][k]
+            if id(site) in named and site.fwd is not None and site.fwd.kind == "dump" and site.bwd.kind == "dump":
+                site.name = named[id(site)]
             candidate.name = site.name
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
@@ -281,6 +278,25 @@ def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> l
             candidate.outcome = _internal_refusal(exc)
         out.append(candidate)
     return out
+
+
+def _names_from_comments(sites: list[HopCall], text: SourceText) -> dict[int, str]:
+    """The Function each call of a dump stands for, by ``id`` of its site, from dynamo's comments.
+
+    The calls under one ``# File: ..., code: ...`` comment (in source order, which is the
+    order they run) are its ``X.apply(`` in the order they run, when there are as many of
+    each: a comment naming two Functions over one call (``F.apply(x) if c else G.apply(x)``)
+    or one over two (a loop) cannot say which call is which, and names none."""
+    groups: dict[int, tuple[list[str], list[HopCall]]] = {}
+    for site in sites:
+        comment = source_comment(site, text)
+        if comment is not None:
+            groups.setdefault(comment[0], (comment[1], []))[1].append(site)
+    named = {}
+    for names, members in groups.values():
+        if len(names) == len(members):
+            named.update({id(site): name for site, name in zip(members, names)})
+    return named
 
 
 def _flatten_call(
@@ -302,7 +318,7 @@ def _flatten_call(
     assert isinstance(fwd_block.node, cst.FunctionDef) and isinstance(bwd_block.node, cst.FunctionDef)
     call = site.call
     operands = call.args[2:]
-    flat_name = fresh(site.name, taken)
+    flat_name = fresh(_not_builtin(site.name), taken)
     local = local_edits.get(id(site.scope.node))
     with _positions_from(candidate, *blocks):
         vjp = lower_hop(
@@ -326,9 +342,12 @@ def _flatten_call(
     statements = emit(vjp, runtime_name, nested=False)
     definitions = cst.Module(body=statements, default_newline=text.newline).code
     edits = []
-    # The flat function goes right before the module-level statement holding the call.
+    # The flat function goes right before the module-level statement holding the call,
+    # and before the comment lines that introduce that statement.
     statement = site.statement
+    previous_end = max((s.end_lineno for s in tree.body if s.end_lineno < statement.lineno), default=0)
     first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+    first = _above_own_comments(first, previous_end, text)
     insert_at = text.offset(first, 0)
     edits.append((insert_at, insert_at, definitions + text.newline * 2))
     edits.extend(call_edits)
@@ -341,6 +360,27 @@ def _flatten_call(
     local.dropped |= dropped
     local.renames.update(renames)
     return edits
+
+
+_SPECIAL_COMMENT = re.compile(r"#!|#.*coding[:=]")
+
+
+def _above_own_comments(line: int, previous_end: int, text: SourceText) -> int:
+    """The first line of the comment block right above module-level ``line`` (no blank line
+    between, nothing of the statement that ends on ``previous_end``; a shebang or encoding
+    line stays first)."""
+    while line > previous_end + 1:
+        above = text.line(line - 1)
+        if not above.startswith("#") or _SPECIAL_COMMENT.match(above):
+            break
+        line -= 1
+    return line
+
+
+def _not_builtin(name: str) -> str:
+    """A module-level flat callable named ``list`` (from ``list_fwd``) or a local ``sum`` (from a
+    Function ``Sum``) would hide the builtin from all code after it."""
+    return f"{name}_op" if hasattr(builtins, name) else name
 
 
 @dataclass
@@ -449,7 +489,7 @@ def _result_renames(site: HopCall, flat_name: str, taken: set[str]) -> dict[str,
             return {}
         if any(_binds_in_nested_scope(inner, name) for inner in _nested_scopes(function)):
             return {}
-        return {name: fresh(snake_case(flat_name), taken)}
+        return {name: fresh(_not_builtin(snake_case(flat_name)), taken)}
     return {}
 
 

@@ -304,3 +304,32 @@ def test_a_bwd_returning_too_many_gradients_still_fails(bwd_body):
     x = torch.randn(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="incorrect number of gradients"):
         torch.autograd.grad(module.f(x).sum(), [x, module.W], allow_unused=True)
+
+
+def test_a_refused_call_keeps_its_slot_under_the_comment():
+    """thunderfx prints one comment for ``C.apply(B.apply(A.apply(x)))`` and the calls in
+    the order they run; a call refused before it is lowered (here A's: its body class is
+    missing) still stands for A, so B's and C's calls keep their own names."""
+    from golden import GOLDEN
+
+    source = (GOLDEN / "hop_chained_v29_repro" / "input.py").read_text()
+    source = source.replace("    class fwd_body_0(torch.nn.Module):", "    class fwd_body_0_renamed(torch.nn.Module):")
+    result = flatten(source, path="repro.py")
+    assert _codes(result) == ["INL200", "INL001", "INL001"]
+    assert list(result.flattened) == ["SaveIntermediate", "NonTensorAttr"]
+
+
+def test_a_call_takes_names_only_from_the_comment_right_above_its_group():
+    """``# No stacktrace found ...`` starts a group of its own: the call after it does not
+    take a name from the comment of the group before."""
+    from golden import GOLDEN
+
+    source = (GOLDEN / "hop_chained_v29_repro" / "input.py").read_text()
+    second = "        autograd_function_apply_1: "
+    assert source.count(second) == 1
+    source = source.replace(second, "        # No stacktrace found for following nodes\n" + second)
+    result = flatten(source, path="repro.py")
+    assert _codes(result) == ["INL001"] * 3
+    # one call under a comment that names three Functions, two under one that names
+    # none: no call can be told which Function it stands for
+    assert [name.rstrip("_0123456789") for name in result.flattened] == ["autograd_function"] * 3

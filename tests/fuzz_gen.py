@@ -778,6 +778,11 @@ class FunctionBuilder:
             common = min(counts)
             usable = [i for i in range(common) if all(s[i] == "tensor" for s in saved_lists)]
             style = ch.draw(3) if len(counts) == 1 else 1 + ch.draw(2)
+            if style < 2 and self.nig and self.feature("saved_read_after_return", 30):
+                # backward may return before it reads saved tensors: the read must then not happen
+                nones = ", ".join("None" for _ in self.order) + ("," if len(self.order) == 1 else "")
+                body.add(0, f"if not {ctx}.needs_input_grad[{ch.draw(len(self.order))}]:")
+                body.add(1, f"return {nones}")
             if style == 0:
                 n = common
                 names = [f"s{i}" for i in range(n)]
@@ -1030,6 +1035,12 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
                 1, f"grads = torch.autograd.grad(_total(out), {leaves_text}, create_graph=True, allow_unused=True)"
             )
             scen.add(1, f"return {leaves_text}, grads")
+        elif kind == "version_nograd":
+            # an input that needs no gradient changes after the call: only a read of it fails
+            scen.add(1, f"out = {text}")
+            target = ch.choice([p.name for p in tensors if not (requires or all_rg)[p.name]])
+            scen.add(1, f"{args[target]}.add_(1.0)")
+            scen.add(1, f"return {leaves_text}, out")
         elif kind == "twice":
             scen.add(1, f"out = {text}")
             scen.add(1, f"torch.autograd.grad(_total(out), {leaves_text}, allow_unused=True)")
@@ -1059,6 +1070,9 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
     scenario("partial_grad", requires=partial)
     scenario("version", copy=True, kind="version")
     scenario("twice", kind="twice")
+    if dirty is None:
+        scenario("partial_version", requires=partial, kind="version_nograd")
+        scenario("partial_twice", requires=partial, kind="twice")
     scenario("no_grad", kind="no_grad")
     if info["n_out"] > 1:
         scenario("subset", kind="subset")

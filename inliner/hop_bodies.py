@@ -277,6 +277,8 @@ class _Checker:
         if name is not None and name.split(".", 1)[0] not in self.locals:
             meanings = self._meanings(name)
             if meanings and all(m.startswith("torch.") for m in meanings):
+                if any(m.endswith(".autograd_function_apply") for m in meanings):
+                    self.refuse("calls autograd_function_apply itself; op calls inside op bodies are not flattened", node)
                 if any(m.rsplit(".", 1)[-1] in _GRAD_MODE for m in meanings):
                     self.refuse(
                         f"switches grad mode (`{name}`) other than by dynamo's bracket around the whole body", node, "INL203"
@@ -286,6 +288,8 @@ class _Checker:
                 self.refuse(f"calls {what}, which is not torch code the engine can follow", node)
         elif isinstance(func, cst.Attribute):
             derived = self.expression(func.value) or derived  # a method of one of the body's values
+        elif isinstance(func, cst.Name):
+            self.refuse(f"calls `{func.value}`, one of its own values, which the engine cannot follow", node)
         else:
             self.refuse("calls the result of an expression, which the engine cannot follow", node)
         if self.kind == "traced" and not derived:

@@ -347,3 +347,36 @@ def test_a_call_takes_names_only_from_the_comment_right_above_its_group():
     # one call under a comment that names three Functions, two under one that names
     # none: no call can be told which Function it stands for
     assert [name.rstrip("_0123456789") for name in result.flattened] == ["autograd_function"] * 3
+
+
+def test_an_op_call_inside_an_op_body_is_flattened_on_its_own_and_the_outer_one_refused():
+    """The outer flat function would copy the inner call before it is flattened, and a
+    second pass would then change the file: the outer call stays an op call (INL202)."""
+    source = '''\
+import torch
+
+
+def inner_fwd(x):
+    return (x * 2,), (x,)
+
+
+def inner_bwd(g, x):
+    return (g * x * 3,)
+
+
+def outer_fwd(x):
+    (y,) = torch.ops.higher_order.autograd_function_apply(inner_fwd, inner_bwd, x, non_differentiable_idx=[], saved_for_backward_idx=[0])
+    return (y.sin(),), (x,)
+
+
+def outer_bwd(g, x):
+    return (g * x * 5,)
+
+
+def f(x):
+    return torch.ops.higher_order.autograd_function_apply(outer_fwd, outer_bwd, x, non_differentiable_idx=[], saved_for_backward_idx=[0])
+'''
+    result = flatten(source, path="nested.py")
+    assert sorted(_codes(result)) == ["INL001", "INL202"], [d.format() for d in result.diagnostics]
+    assert list(result.flattened) == ["inner"]
+    assert flatten(result.source, path="nested.py").source == result.source

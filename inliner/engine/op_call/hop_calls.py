@@ -13,10 +13,10 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from inliner.lower_hop import _KNOWN_FLAGS, HOP_NAMES, HopFlags
-from inliner.model import Refuse
-from inliner.scopes import Scope, ScopeIndex, dotted
-from inliner.source import SourceText
+from inliner.engine.op_call.lower_hop import _KNOWN_FLAGS, HOP_NAMES, HopFlags
+from inliner.engine.model import Refuse
+from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.source import SourceText
 
 _APPLY_IN_COMMENT = re.compile(r"\b([A-Za-z_]\w*)\.apply\(")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from inliner.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
+from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def flatten(source: str, *, path: str = "<string>", select: Selection | None = N
     ``INL002`` diagnostic at 1:1.
     """
     try:
-        from inliner.rewrite import rewrite_module
+        from inliner.engine.rewrite import rewrite_module
 
         return rewrite_module(source, path=path, select=select)
     except Exception as exc:  # an engine bug: the file is left as it is, and says why

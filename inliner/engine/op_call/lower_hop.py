@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from inliner.ctxflow import analyse
-from inliner.model import CustomVJP, Refuse, VJPSpec
-from inliner.names import dotted, fresh, names_in, rename, snake_case, unpack_statement
+from inliner.engine.analysis.ctxflow import analyse
+from inliner.engine.model import CustomVJP, Refuse, VJPSpec
+from inliner.engine.names import dotted, fresh, names_in, rename, snake_case, unpack_statement
 
 HOP_NAMES = frozenset(
     {

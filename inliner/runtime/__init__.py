@@ -12,7 +12,7 @@ the original's (see docs/semantics.md §0).
 - The **setup_context carrier** is what ``torch.func`` transforms get (and what a
   setup_context-style original always uses), so ``grad``/``vjp``/``jacrev`` work even
   where the original was written in the combined ``forward(ctx, ...)`` style.
-- Under ``thunder.jit`` no carrier is used: ``inliner._thunder`` (loaded when thunder
+- Under ``thunder.jit`` no carrier is used: ``inliner.runtime._thunder`` (loaded when thunder
   is) gives each flat callable a thunder lookaside that traces ``fwd`` and ``bwd``
   directly, the way thunder handles the ``autograd_function_apply`` op.
 
@@ -754,7 +754,7 @@ def _flush_allow_in_graph(dynamo: Any) -> None:
 
 
 def _register_with_thunder(fn: Callable, spec: Any) -> None:
-    """Give ``thunder.jit`` a lookaside for ``fn`` (``inliner._thunder``), now if thunder is
+    """Give ``thunder.jit`` a lookaside for ``fn`` (``inliner.runtime._thunder``), now if thunder is
     loaded, else right after it is first imported."""
     if "thunder" in sys.modules:
         _thunder_register(fn, spec)
@@ -765,7 +765,7 @@ def _register_with_thunder(fn: Callable, spec: Any) -> None:
 
 def _thunder_register(fn: Callable, spec: Any) -> None:
     try:
-        from inliner import _thunder
+        from inliner.runtime import _thunder
 
         _thunder.register(fn, spec, _decorated_forward(spec))
     except Exception as exc:  # a thunder whose internals moved must not break an import

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from inliner.cli import main, process
-from inliner.engine.diagnostics import Diagnostic, Severity
 from inliner.engine import FlattenResult, Selection
+from inliner.engine.diagnostics import Diagnostic, Severity
 
 CLASS_RE = re.compile(r"^class (\w+)\(torch\.autograd\.Function\):", re.MULTILINE)
 

@@ -19,17 +19,17 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from inliner.engine.analysis.scopes import ScopeIndex, dotted
 from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 from inliner.engine.emit import emit
-from inliner.engine import FlattenResult, Selection
-from inliner.engine.invariants import check_no_new_names
-from inliner.engine.op_call.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
 from inliner.engine.function_class.lower_function import lower_function_class
-from inliner.engine.op_call.lower_hop import lower_hop
+from inliner.engine.invariants import check_no_new_names
 from inliner.engine.model import CustomVJP, Refusal, Refuse
 from inliner.engine.names import dotted as cst_dotted
 from inliner.engine.names import fresh, snake_case
-from inliner.engine.analysis.scopes import ScopeIndex, dotted
+from inliner.engine.op_call.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
+from inliner.engine.op_call.lower_hop import lower_hop
+from inliner.engine.result import FlattenResult, Selection
 from inliner.engine.source import SourceText, parse_block
 
 FUNCTION_BASES = frozenset(

@@ -39,6 +39,8 @@ from typing import Any, Callable, Iterable, Sequence
 import torch
 import torch.fx
 
+from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
+
 __all__ = ["custom_vjp", "FlatFunction"]
 
 # Argument types that can be neither an fx proxy nor need a
@@ -129,14 +131,6 @@ def _bind_keywords(forward: Callable, args: tuple, kwargs: dict) -> tuple:
         if slots[index] is empty:
             raise TypeError(f"forward() missing required argument: '{names[index]}' (position {index})")
     return tuple(slots)
-
-
-class _CtxStandIn:
-    """What forward decorators (``custom_fwd``) see as ``ctx``; its attributes move to the real ctx."""
-
-
-def _flat_outputs(output: Any) -> tuple:
-    return output if isinstance(output, tuple) else (output,)
 
 
 def _find_proxy(values: Iterable[Any]) -> Any:
@@ -698,22 +692,6 @@ def _view_saved_inputs(outputs: Any, args: tuple, residuals: tuple, saved_idx: t
         return out.view_as(out) if any(out is f for f in flagged) else out
 
     return tuple(view(o) for o in outputs) if isinstance(outputs, tuple) else view(outputs)
-
-
-def _repeats(
-    flat_out: Sequence, args: Sequence, dirty: Sequence[int], tensor_type: type = torch.Tensor
-) -> tuple[tuple[int, int], ...]:
-    """``(i, j)`` for every output position ``i`` whose tensor eager autograd hands out
-    again at ``j``, the last such position: a tensor made in forward (or a dirty input)
-    returned twice. An input returned as-is is not one: each position gets its own view.
-    ``tensor_type`` lets thunder's lookaside ask the same of its proxies."""
-    own_views = [a for i, a in enumerate(args) if isinstance(a, tensor_type) and i not in dirty]
-    last = {
-        id(o): j
-        for j, o in enumerate(flat_out)
-        if isinstance(o, tensor_type) and not any(o is a for a in own_views)
-    }
-    return tuple((i, last[id(o)]) for i, o in enumerate(flat_out) if last.get(id(o), i) != i)
 
 
 def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:

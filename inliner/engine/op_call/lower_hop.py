@@ -27,7 +27,7 @@ HOP_NAMES = frozenset(
         "torch._higher_order_ops.autograd_function.autograd_function_apply",
     }
 )
-_KNOWN_FLAGS = {"non_differentiable_idx", "saved_for_backward_idx", "dirty_idx", "args_tensor_mask"}
+KNOWN_FLAGS = {"non_differentiable_idx", "saved_for_backward_idx", "dirty_idx", "args_tensor_mask"}
 _GENERATED_COMMENT = re.compile(r"#\s*(File:|No stacktrace found)")
 
 

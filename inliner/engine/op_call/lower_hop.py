@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from inliner.ctxflow import analyse
-from inliner.hop_bodies import Qualify, check_body, strip_dynamo_bracket
-from inliner.model import CustomVJP, Refuse, VJPSpec
-from inliner.names import fresh, names_in, rename, snake_case, unpack_statement
+from inliner.engine.analysis.ctxflow import analyse
+from inliner.engine.model import CustomVJP, Refuse, VJPSpec
+from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
+from inliner.engine.op_call.hop_bodies import Qualify, check_body, strip_dynamo_bracket
 
 HOP_NAMES = frozenset(
     {
@@ -29,7 +29,7 @@ HOP_NAMES = frozenset(
         "torch._higher_order_ops.autograd_function.autograd_function_apply",
     }
 )
-_KNOWN_FLAGS = {"non_differentiable_idx", "saved_for_backward_idx", "dirty_idx", "args_tensor_mask"}
+KNOWN_FLAGS = {"non_differentiable_idx", "saved_for_backward_idx", "dirty_idx", "args_tensor_mask"}
 _GENERATED_COMMENT = re.compile(r"#\s*(File:|No stacktrace found)")
 
 

@@ -37,8 +37,8 @@ from typing import Callable
 
 import libcst as cst
 
-from inliner.model import Refuse
-from inliner.names import dotted
+from inliner.engine.model import Refuse
+from inliner.engine.names import dotted
 
 Qualify = Callable[[str], set[str]]
 

@@ -1,7 +1,6 @@
 """A scaled linear layer with a custom (deliberately scaled) gradient."""
-from inliner.runtime import custom_vjp
 import torch
-from torch.autograd import Function
+from inliner.runtime import custom_vjp
 
 
 # A linear layer with a custom gradient.

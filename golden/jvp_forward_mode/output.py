@@ -1,6 +1,6 @@
-from inliner.runtime import custom_vjp
 import torch
 import torch.autograd.forward_ad as fwAD
+from inliner.runtime import custom_vjp
 
 
 def cube_fwd(x):

@@ -21,6 +21,7 @@ library, and torch modules that ``import torch`` loads anyway, as the runtime do
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import sys
 from dataclasses import dataclass
@@ -66,7 +67,14 @@ def import_edits(
     block = _import_block(tree)
     removals, gone = _removals(tree, text, _made_unused(tree, rewritten, path))
     kept = [stmt for stmt in block if id(stmt) not in gone]
-    return [_insertion(tree, text, block, kept, module, line), *removals]
+    removed_lines = {n for start, end, new in removals if not new for n in _lines_of(text, start, end)}
+    return [_insertion(tree, text, block, kept, removed_lines, module, line), *removals]
+
+
+def _lines_of(text: SourceText, start: int, end: int) -> range:
+    """The (1-based) lines a removal of whole lines from ``start`` to ``end`` takes away."""
+    first = bisect.bisect_right(text.starts, start)
+    return range(first, bisect.bisect_right(text.starts, end - 1) + 1)
 
 
 # -- which names the rewrite made unused ------------------------------------------------
@@ -142,12 +150,11 @@ def _removals(tree: ast.Module, text: SourceText, unused: set[str]) -> tuple[lis
         drop = [a for a in stmt.names if _binding(a, stmt) in unused and _droppable(a, stmt)]
         if not drop:
             continue
-        start, end = text.offset(stmt.lineno, 0), text.line_end(stmt.end_lineno)
         if len(drop) == len(stmt.names):
-            edits.append((start, _past_doubled_blank(text, stmt), ""))
+            edits.append((text.offset(stmt.lineno, 0), _past_doubled_blank(text, stmt), ""))
             gone.add(id(stmt))
         else:
-            edits.append((start, end, _without(text.source[start:end], {id(a) for a in drop}, stmt)))
+            edits.extend(_without(text, stmt, drop))
     return edits, gone
 
 
@@ -181,11 +188,13 @@ def import_is_inert(module: str) -> bool:
 
 
 def _may_edit(stmt: ast.stmt, text: SourceText) -> bool:
-    """The statement alone occupies its lines and carries no ``noqa``."""
-    lines = text.lines_between(stmt.lineno, stmt.end_lineno)
-    segment = text.source[text.offset(stmt.lineno, stmt.col_offset) : text.offset(stmt.end_lineno, stmt.end_col_offset)]
-    own, _, comment = lines.partition("#")
-    return own.strip() == segment.strip() and "noqa" not in comment.lower()
+    """The statement alone occupies its lines (comments aside) and carries no ``noqa``."""
+    start = text.offset(stmt.lineno, stmt.col_offset)
+    end = text.offset(stmt.end_lineno, stmt.end_col_offset)
+    before = text.source[text.offset(stmt.lineno, 0) : start]
+    after = text.source[end : text.line_end(stmt.end_lineno)].strip()
+    alone = not before.strip() and (not after or after.startswith("#"))
+    return alone and "noqa" not in text.lines_between(stmt.lineno, stmt.end_lineno).lower()
 
 
 def _past_doubled_blank(text: SourceText, stmt: ast.stmt) -> int:
@@ -199,19 +208,22 @@ def _past_doubled_blank(text: SourceText, stmt: ast.stmt) -> int:
     return end
 
 
-def _without(statement: str, dropped: set[int], stmt: ast.Import | ast.ImportFrom) -> str:
-    """The statement's text minus some of its names (libcst keeps its layout and comments)."""
-    import libcst as cst
-
-    module = cst.parse_module(statement)
-    node = module.body[0].body[0]  # type: ignore[attr-defined]
-    keep = [i for i, a in enumerate(stmt.names) if id(a) not in dropped]
-    names = list(node.names)
-    kept = [names[i] for i in keep]
-    last = names[-1]
-    if kept[-1] is not last:
-        kept[-1] = kept[-1].with_changes(comma=last.comma)  # the old last name's comma (or none)
-    return module.with_changes(body=[module.body[0].with_changes(body=[node.with_changes(names=kept)])]).code
+def _without(text: SourceText, stmt: ast.Import | ast.ImportFrom, dropped: list[ast.alias]) -> list[Edit]:
+    """Edits dropping some of a statement's names: a one-line statement is written again;
+    in a parenthesised one with a name per line those lines go (with their comments).
+    Any other layout is left alone."""
+    if stmt.lineno == stmt.end_lineno:
+        start = text.offset(stmt.lineno, stmt.col_offset)
+        end = text.offset(stmt.end_lineno, stmt.end_col_offset)
+        kept = [a for a in stmt.names if a not in dropped]
+        names = ", ".join(a.name + ("" if a.asname is None else f" as {a.asname}") for a in kept)
+        head = "import" if isinstance(stmt, ast.Import) else f"from {'.' * stmt.level}{stmt.module or ''} import"
+        return [(start, end, f"{head} {names}")]
+    lines = [a.lineno for a in stmt.names]
+    own_lines = all(a.lineno == a.end_lineno for a in stmt.names) and len(set(lines)) == len(lines)
+    if not own_lines or stmt.lineno in lines or stmt.end_lineno in lines:
+        return []
+    return [(text.offset(a.lineno, 0), text.line_end(a.lineno), "") for a in dropped]
 
 
 # -- adding -----------------------------------------------------------------------------
@@ -267,6 +279,7 @@ def _insertion(
     text: SourceText,
     block: list[ast.Import | ast.ImportFrom],
     kept: list[ast.Import | ast.ImportFrom],
+    removed_lines: set[int],
     module: str,
     line: str,
 ) -> Edit:
@@ -287,7 +300,8 @@ def _insertion(
     if sections:  # only standard-library imports: a section of our own after them
         last = sections[-1][-1].end_lineno
         offset = text.line_end(last)
-        code_follows = last < len(text.starts) and text.line(last + 1).strip() != ""
+        following = next((n for n in range(last + 1, len(text.starts) + 1) if n not in removed_lines), None)
+        code_follows = following is not None and text.line(following).strip() != ""
         return (offset, offset, text.newline + line + (text.newline if code_follows else ""))
     return _at_top(tree, text, line)
 

@@ -1,7 +1,8 @@
 """The rewrite adds no lint: ruff finds nothing in a golden output that it did not find in its input.
 
 Checked: unused imports and locals (F401, F841), redefinitions (F811), undefined names
-(F821, F823), imports below code (E402) and import blocks isort would reorder (I001).
+(F821, F823), imports below code (E402), import blocks isort would reorder (I001) and
+trailing whitespace (W291, W293).
 Findings are compared by code and message, line numbers aside: an input's own findings
 may stay, the rewrite may not add one. Each file is checked alone in a fresh directory
 under the same name, so ``inliner`` is a third-party package there, as in a user's project.
@@ -19,7 +20,7 @@ import pytest
 
 from golden import case_dirs
 
-RULES = "F401,F811,F821,F823,F841,E402,I001"
+RULES = "F401,F811,F821,F823,F841,E402,I001,W291,W293"
 CASES = case_dirs()
 
 Finding = tuple[str, str]  # (code, message)

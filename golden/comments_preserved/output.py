@@ -6,16 +6,14 @@ from inliner.runtime import custom_vjp
 # above forward
 def commented_fwd(x):
     """Docstring moves to the forward function."""
-    # inside forward
-    # why we save
     y = x * 2  # trailing comment
     return y, (x,)
 
 
 # above backward
 def commented_bwd(residuals, g):
-    (x,) = residuals
     # inside backward
+    (x,) = residuals
     return g * x * 3  # deliberately not the true derivative
 
 

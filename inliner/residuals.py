@@ -8,10 +8,11 @@ a slot may take both, so the two copies can be one slot: ``(x, dx)``, both keywo
 ``(0, 1)``, and each reader unpacks the names it uses.
 
 Only what is certainly the same value merges: the same name at both positions of every
-return (one tuple, built at the return, holds one object twice). Slots never merge
-within one route (``save_for_backward(x, x)`` unpacks two tensors that need not be one
-object), nor a route with a plain slot or a ``saved_tensors`` group; and a reader that
-uses both names keeps both slots.
+return (one tuple, built at the return, holds one object twice). Plain slots merge with
+plain slots (each reader gets that object either way); saved slots never merge within
+one route (``save_for_backward(x, x)`` unpacks two tensors that need not be one object),
+nor with a plain slot or a ``saved_tensors`` group; and a reader that uses both names
+keeps both slots.
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ class _Plan:
     def _fits(self, k: int, j: int) -> bool:
         taken = set().union(*(self.routes(i) for i in self.slots[k]))
         joining = self.routes(j)
-        if taken & joining or not (taken | joining) <= {"saved", "fsaved"}:
+        both_plain = taken == joining == {"plain"}
+        if not both_plain and (taken & joining or not (taken | joining) <= {"saved", "fsaved"}):
             return False
         return not any(self.names[k][r] in used and names[j] in used for r, (names, used) in enumerate(zip(self.reader_names, self.used)))
 

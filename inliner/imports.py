@@ -15,13 +15,15 @@ inside any string but a plain docstring) and nothing could reach it otherwise: n
 ``__init__.py``, no ``__all__`` that is not a literal, no ``globals()``/``eval``-style
 access, no ``# noqa`` on the import, no ``import x as x`` re-export, never ``*`` or
 ``__future__``; and only from modules whose import does nothing of its own (the standard
-library, and torch modules that ``import torch`` loads anyway, as the runtime does).
+library, and torch modules that ``import torch`` loads anyway, as the runtime does), or
+inside ``if TYPE_CHECKING:``, which never runs (emptied, the block goes whole).
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
+import collections
 import re
 import sys
 from dataclasses import dataclass
@@ -65,7 +67,7 @@ def import_edits(
     """The edits to the original's imports: the insertion of ``line`` (which imports from
     ``module``) first, so it precedes anything else inserted at its offset; then removals."""
     block = _import_block(tree)
-    removals, gone = _removals(tree, text, _made_unused(tree, rewritten, path))
+    removals, gone = _removals(tree, text, rewritten) if _may_remove(tree, rewritten, path) else ([], set())
     kept = [stmt for stmt in block if id(stmt) not in gone]
     removed_lines = {n for start, end, new in removals if not new for n in _lines_of(text, start, end)}
     return [_insertion(tree, text, block, kept, removed_lines, module, line), *removals]
@@ -80,34 +82,32 @@ def _lines_of(text: SourceText, start: int, end: int) -> range:
 # -- which names the rewrite made unused ------------------------------------------------
 
 
-def _made_unused(tree: ast.Module, rewritten: ast.Module, path: str) -> set[str]:
+def _may_remove(tree: ast.Module, rewritten: ast.Module, path: str) -> bool:
     if path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py":
-        return set()  # a package's namespace: its imports are its public names
-    if _reached_dynamically(tree) or _reached_dynamically(rewritten):
-        return set()
-    return mentioned(tree) - mentioned(rewritten)
+        return False  # a package's namespace: its imports are its public names
+    return not (_reached_dynamically(tree) or _reached_dynamically(rewritten))
 
 
-def mentioned(module: ast.Module) -> set[str]:
-    """Every name the module's code could read: variables, annotations, ``global``
-    statements, and the words of every string that is not a plain docstring."""
-    docstrings = {id(d) for d in _docstrings(module) if ">>>" not in d.value}
-    found: set[str] = set()
-    for node in ast.walk(module):
-        if isinstance(node, ast.Name):
-            found.add(node.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            found.update(node.names)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-            found.update(_WORD.findall(node.value))
+def mentions(node: ast.AST) -> collections.Counter[str]:
+    """How often each name is mentioned where code could read it: as a variable, in an
+    annotation, a ``global`` statement, or as a word of a string that is not a plain docstring."""
+    docstrings = {id(d) for d in _docstrings(node) if ">>>" not in d.value}
+    found: collections.Counter[str] = collections.Counter()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            found[child.id] += 1
+        elif isinstance(child, (ast.Global, ast.Nonlocal)):
+            found.update(child.names)
+        elif isinstance(child, ast.Constant) and isinstance(child.value, str) and id(child) not in docstrings:
+            found.update(_WORD.findall(child.value))
     return found
 
 
-def _docstrings(module: ast.Module) -> list[ast.Constant]:
+def _docstrings(node: ast.AST) -> list[ast.Constant]:
     out = []
-    for node in ast.walk(module):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and child.body:
+            first = child.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
                 out.append(first.value)
     return out
@@ -137,25 +137,50 @@ def _literal_all(name: ast.Name, module: ast.Module) -> bool:
 # -- removing ---------------------------------------------------------------------------
 
 
-def _removals(tree: ast.Module, text: SourceText, unused: set[str]) -> tuple[list[Edit], set[int]]:
-    """Edits dropping ``unused`` names from top-level imports, and the ids of the
-    statements that go entirely."""
-    edits: list[Edit] = []
+def _removals(tree: ast.Module, text: SourceText, rewritten: ast.Module) -> tuple[list[Edit], set[int]]:
+    """Edits dropping the names the rewrite made unused from the module's imports (top
+    level, and inside ``if TYPE_CHECKING:``), and the ids of the statements that go entirely.
+
+    A ``TYPE_CHECKING`` block left empty goes whole, and with it maybe the last use of
+    ``TYPE_CHECKING`` itself."""
+    before, after = mentions(tree), mentions(rewritten)
+    unused = {name for name in before if not after[name]}
+    edits: dict[int, list[Edit]] = {}
     gone: set[int] = set()
-    if not unused:
-        return edits, gone
-    for stmt in tree.body:
+    for guard in (s for s in tree.body if _is_type_checking_guard(s) and _may_edit(s, text)):
+        _drop(guard.body, text, unused, edits, gone, guarded=True)
+        if all(id(s) in gone for s in guard.body):
+            for stmt in guard.body:
+                del edits[id(stmt)]
+            edits[id(guard)] = [(text.offset(guard.lineno, 0), _past_doubled_blank(text, guard), "")]
+            gone.add(id(guard))
+            after.subtract(mentions(guard.test))
+    unused |= {name for name in before if after[name] <= 0}
+    _drop([s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))], text, unused, edits, gone, guarded=False)
+    return [edit for group in edits.values() for edit in group], gone
+
+
+def _is_type_checking_guard(stmt: ast.stmt) -> bool:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``) holding only imports: never run."""
+    if not isinstance(stmt, ast.If) or stmt.orelse:
+        return False
+    test = stmt.test
+    named = (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING" and isinstance(test.value, ast.Name)
+    )
+    return named and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)
+
+
+def _drop(statements: list[ast.stmt], text: SourceText, unused: set[str], edits: dict[int, list[Edit]], gone: set[int], *, guarded: bool) -> None:
+    for stmt in statements:
         if not isinstance(stmt, (ast.Import, ast.ImportFrom)) or not _may_edit(stmt, text):
             continue
-        drop = [a for a in stmt.names if _binding(a, stmt) in unused and _droppable(a, stmt)]
-        if not drop:
-            continue
+        drop = [a for a in stmt.names if _binding(a, stmt) in unused and _droppable(a, stmt, guarded)]
         if len(drop) == len(stmt.names):
-            edits.append((text.offset(stmt.lineno, 0), _past_doubled_blank(text, stmt), ""))
+            edits[id(stmt)] = [(text.offset(stmt.lineno, 0), _past_doubled_blank(text, stmt), "")]
             gone.add(id(stmt))
-        else:
-            edits.extend(_without(text, stmt, drop))
-    return edits, gone
+        elif drop:
+            edits[id(stmt)] = _without(text, stmt, drop)
 
 
 def _binding(alias: ast.alias, stmt: ast.Import | ast.ImportFrom) -> str:
@@ -164,14 +189,17 @@ def _binding(alias: ast.alias, stmt: ast.Import | ast.ImportFrom) -> str:
     return alias.name if isinstance(stmt, ast.ImportFrom) else alias.name.split(".", 1)[0]
 
 
-def _droppable(alias: ast.alias, stmt: ast.Import | ast.ImportFrom) -> bool:
+def _droppable(alias: ast.alias, stmt: ast.Import | ast.ImportFrom, guarded: bool) -> bool:
+    """Removing the name changes nothing else: ``guarded`` imports never run at all."""
     if alias.name == "*" or alias.asname == alias.name:  # `import x as x`: an explicit re-export
         return False
+    if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+        return False
+    if guarded:
+        return True
     if isinstance(stmt, ast.Import):
         return import_is_inert(alias.name)
-    if stmt.level or stmt.module is None or stmt.module == "__future__":
-        return False
-    if not import_is_inert(stmt.module):
+    if stmt.level or stmt.module is None or not import_is_inert(stmt.module):
         return False
     if stmt.module.split(".", 1)[0] != "torch":
         return True

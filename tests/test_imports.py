@@ -107,9 +107,9 @@ def test_imports_that_stay(imports, options, stays):
     assert stays in _head(imports, **options).splitlines()
 
 
-def test_star_and_conditional_imports_are_not_touched():
-    imports = "import torch\nfrom torch.autograd import *\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from torch.autograd.function import FunctionCtx\n"
-    source = imports + FUNCTION.format(base="torch.autograd.Function", annotation=": 'FunctionCtx'", returns="") + "\nTYPE_CHECKING\n"
+def test_star_and_other_conditional_imports_are_not_touched():
+    imports = "import torch\nfrom torch.autograd import *\nimport sys\nif sys.version_info >= (3, 8):\n    from torch.autograd.function import FunctionCtx\n"
+    source = imports + FUNCTION.format(base="torch.autograd.Function", annotation=": 'FunctionCtx'", returns="") + "\nsys\n"
     result = flatten(source, path="m.py")
     assert "from torch.autograd import *\n" in result.source
     assert "    from torch.autograd.function import FunctionCtx\n" in result.source
@@ -121,3 +121,14 @@ def test_torch_modules_are_loaded_by_import_torch():
     code = "import sys, torch; print('\\n'.join(sorted(sys.modules)))"
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert TORCH_MODULES <= loaded, sorted(TORCH_MODULES - loaded)
+
+
+def test_type_checking_imports_go_and_an_emptied_block_with_them():
+    imports = "from typing import TYPE_CHECKING\n\nimport torch\n\nif TYPE_CHECKING:\n    from mylib import Context\n"
+    assert _head(imports, base="torch.autograd.Function", annotation=": Context", tail="\ntorch\n") == (
+        "import torch\nfrom inliner.runtime import custom_vjp\n"
+    )
+    kept = "from typing import TYPE_CHECKING\n\nimport torch\n\nif TYPE_CHECKING:\n    from mylib import Context, Other\n"
+    assert _head(kept, base="torch.autograd.Function", annotation=": Context", tail="\nx: 'Other' = torch\n") == (
+        "from typing import TYPE_CHECKING\n\nimport torch\nfrom inliner.runtime import custom_vjp\n\nif TYPE_CHECKING:\n    from mylib import Other\n"
+    )

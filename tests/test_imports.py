@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from inliner import flatten
-from inliner.imports import TORCH_MODULES
+from inliner.engine.imports import TORCH_MODULES
 
 FUNCTION = """
 

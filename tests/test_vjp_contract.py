@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import inliner.runtime
-import inliner.vjp_contract
+import inliner.runtime._contract
 from inliner.runtime import custom_vjp
 
 
@@ -115,7 +115,7 @@ def test_checked_on_the_first_call_only(monkeypatch, fill_defaults):
 
     def counting(spec, result, inputs):
         checks.append(spec.name)
-        inliner.vjp_contract.check_first_result(spec, result, inputs)
+        inliner.runtime._contract.check_first_result(spec, result, inputs)
 
     monkeypatch.setattr(inliner.runtime, "check_first_result", counting)
     flat = custom_vjp(double_fwd, double_bwd, name="F", saved_for_backward_idx=(0,), fill_defaults=fill_defaults)

@@ -21,8 +21,8 @@ import dataclasses
 
 import libcst as cst
 
-from inliner.model import CustomVJP, VJPSpec
-from inliner.names import names_in, unpack_statement
+from inliner.engine.model import CustomVJP, VJPSpec
+from inliner.engine.names import names_in, unpack_statement
 
 
 def merge_repeated(vjp: CustomVJP) -> CustomVJP:

@@ -28,7 +28,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from inliner.source import SourceText
+from inliner.engine.source import SourceText
 
 Edit = tuple[int, int, str]
 

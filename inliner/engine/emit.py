@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from inliner.model import CustomVJP, VJPSpec
-from inliner.residuals import merge_repeated
+from inliner.engine.model import CustomVJP, VJPSpec
+from inliner.engine.residuals import merge_repeated
 
 
 def _int_tuple(values: tuple[int, ...]) -> cst.BaseExpression:

@@ -1,6 +1,6 @@
 """Op bodies that return their outputs or saved values through locals (runs as is on torch 2.13)."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 from torch import nn
 
 

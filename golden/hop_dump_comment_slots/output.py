@@ -5,8 +5,8 @@ calls under one comment are that line's `X.apply(` in the order they run, when t
 as many of each; the comment over CondGraph's call names two Functions, one of which did
 not run, so it names no call. The flat functions go in above a statement's own comments.
 """
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 W = torch.full((3,), 0.5, requires_grad=True)
 

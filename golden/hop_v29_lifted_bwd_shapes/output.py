@@ -1,7 +1,7 @@
 """torch 2.9.1 dumps of Functions that read a module-level tensor W (a lifted operand, with no
 gradient slot of its own): backward bodies returning one tensor, a 1-tuple and a 2-tuple."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 W = torch.full((3,), 0.5, requires_grad=True)
 

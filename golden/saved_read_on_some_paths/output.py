@@ -4,8 +4,8 @@ Reading saved tensors runs the version check, the saved-tensor unpack hooks and 
 check against backward through freed tensors: the rewrite must read them where (and as
 often as) the original did, so those errors and hook calls show on the same paths only.
 """
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 
 def early_return_fwd(x, w):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from inliner.engine.model import CustomVJP, VJPSpec
+from inliner.engine.residuals import merge_repeated
 
 
 def _int_tuple(values: tuple[int, ...]) -> cst.BaseExpression:
@@ -75,6 +76,7 @@ def emit(
     vjp: CustomVJP, runtime: str, *, target: str | None = None, nested: bool = False, line_length: int = 88
 ) -> list[cst.BaseStatement]:
     """The statements that replace the original (black-formatted, comments kept)."""
+    vjp = merge_repeated(vjp)
     statements: list[cst.BaseStatement] = [
         vjp.fwd.with_changes(leading_lines=()),
         vjp.bwd.with_changes(leading_lines=()),
@@ -82,7 +84,7 @@ def emit(
         binding(vjp, runtime, target),
     ]
     formatted = format_statements(statements, line_length=line_length)
-    blank = (cst.EmptyLine(),) * (1 if nested else 2)
+    blank = (cst.EmptyLine(indent=False),) * (1 if nested else 2)
     comments = {vjp.fwd.name.value: _comments(vjp.fwd.leading_lines), vjp.bwd.name.value: _comments(vjp.bwd.leading_lines)}
     out: list[cst.BaseStatement] = []
     for i, stmt in enumerate(formatted):

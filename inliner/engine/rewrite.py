@@ -24,6 +24,7 @@ from inliner.engine.analysis.scopes import ScopeIndex, dotted
 from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 from inliner.engine.emit import emit
 from inliner.engine.function_class.lower_function import lower_function_class
+from inliner.engine.imports import import_edits
 from inliner.engine.invariants import check_no_new_names
 from inliner.engine.model import CustomVJP, Refusal, Refuse
 from inliner.engine.names import dotted as cst_dotted
@@ -165,7 +166,10 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
     refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
     if not flattened:
         return FlattenResult(source, diagnostics, (), refused)
-    edits.insert(0, _runtime_import(tree, text, runtime_name))  # before anything inserted at the same offset
+    alias = "" if runtime_name == RUNTIME_NAME else f" as {runtime_name}"
+    line = f"from {RUNTIME_MODULE} import {RUNTIME_NAME}{alias}{text.newline}"
+    rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
+    edits = import_edits(tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path) + edits
     new_source = text.splice(edits)
     return FlattenResult(new_source, diagnostics, flattened, refused, changed=new_source != source)
 
@@ -689,26 +693,3 @@ def _message(label: str, reason: str) -> str:
     if reason.startswith("class ") or reason.startswith("autograd_function_apply"):
         return f"{reason}; left untouched"
     return f"{label}: {reason}; left untouched"
-
-
-def _runtime_import(tree: ast.Module, text: SourceText, runtime_name: str) -> tuple[int, int, str]:
-    """Insert ``from inliner.runtime import custom_vjp`` after the docstring and __future__ imports."""
-    alias = "" if runtime_name == RUNTIME_NAME else f" as {runtime_name}"
-    line = f"from {RUNTIME_MODULE} import {RUNTIME_NAME}{alias}{text.newline}"
-    after = None
-    for i, stmt in enumerate(tree.body):
-        is_docstring = (
-            i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
-        )
-        is_future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
-        if is_docstring or is_future:
-            after = stmt
-            continue
-        break
-    if after is not None:
-        offset = text.line_end(after.end_lineno)
-    else:
-        first = tree.body[0]
-        first_line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
-        offset = text.offset(first_line, 0)
-    return (offset, offset, line)

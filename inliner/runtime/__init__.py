@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable, Sequence
 import torch
 import torch.fx
 
+from inliner.runtime._contract import check_first_result, check_indices, first_call_checked
 from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
 
 __all__ = ["custom_vjp", "FlatFunction"]
@@ -217,6 +218,7 @@ def _combined_carrier_methods(
     saved_on_demand: bool = False,
     fsaved_idx: tuple[int, ...] = (),
     jvp: Callable | None = None,
+    check: Callable[[Any, tuple], None] | None = None,
 ) -> tuple[Callable, Callable, Callable | None]:
     """Straight-line ``forward(ctx, <fwd's parameters>)`` and ``backward(ctx, *grads)``.
 
@@ -224,6 +226,7 @@ def _combined_carrier_methods(
     carrier model of docs/semantics.md §0: the ``saved_idx`` residuals (then the members of
     the ``saved_tensors_idx`` group) go through one ``save_for_backward``; the other
     residuals stay plain references on ctx; the flags are replayed on the real ctx.
+    ``check`` looks at what fwd returns on the first call (then fwd is called directly).
     """
     params, call, defaults, positional = _signature_parts(fwd)
     ctx = "ctx"
@@ -266,6 +269,8 @@ def _combined_carrier_methods(
     body.append("return __out")
     src = f"def forward({', '.join([ctx] + params)}):\n" + "".join(f"    {line}\n" for line in body)
     namespace: dict[str, Any] = {"__defaults": defaults, "__fwd": fwd}
+    if check is not None:
+        namespace["__fwd"] = first_call_checked(fwd, check, functools.partial(namespace.__setitem__, "__fwd"))
     forward = _compile(src, f"<inliner forward of {fwd.__qualname__}>", namespace, "forward")
     forward.__qualname__ = fwd.__qualname__
 
@@ -399,7 +404,6 @@ def custom_vjp(
     vmap: Callable | None = None,
     jvp: Callable | None = None,
     saved_for_forward_idx: Sequence[int] = (),
-    attributes: dict[str, Any] | None = None,
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
@@ -427,7 +431,18 @@ def custom_vjp(
 
     Nothing is built here but the flat function: the carriers are made on its first
     call, so importing a module with many flattened Functions stays cheap.
+
+    The indices are checked here, and against what fwd returns on its first call
+    (``inliner.runtime._contract``): a mismatch raises an error naming the function.
     """
+    check_indices(
+        name,
+        saved_for_backward_idx=saved_for_backward_idx,
+        saved_tensors_idx=saved_tensors_idx,
+        non_differentiable_idx=non_differentiable_idx,
+        dirty_idx=dirty_idx,
+        saved_for_forward_idx=saved_for_forward_idx,
+    )
     spec = _Spec(
         fwd=fwd,
         bwd=bwd,
@@ -500,8 +515,6 @@ def custom_vjp(
     public.apply = public  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
     public.carriers = carriers  # type: ignore[attr-defined]
     public.call = flat  # type: ignore[attr-defined]  # the single call node tracers see
-    for key, value in (attributes or {}).items():
-        setattr(public, key, value)
     _allow_in_graph(flat)
     _register_with_thunder(flat, spec)
     return public
@@ -547,9 +560,17 @@ class _Spec:
         self.__dict__.update(facts)
 
 
-def _decorated_forward(spec: Any) -> Callable:
-    """``fwd`` behind the original's forward decorators, called as ``(ctx, *args)``."""
+def _decorated_forward(spec: Any, check: Callable[[Any, tuple], None] | None = None) -> Callable:
+    """``fwd`` behind the original's forward decorators, called as ``(ctx, *args)``;
+    ``check`` looks at what fwd returns on the first call (then fwd is called directly)."""
     fwd = spec.fwd
+
+    def install(function: Callable) -> None:
+        nonlocal fwd
+        fwd = function
+
+    if check is not None:
+        fwd = first_call_checked(fwd, check, install)
 
     def call_fwd(holder: _CtxStandIn, *args: Any, **kwargs: Any) -> Any:
         return fwd(*args, **kwargs)
@@ -574,7 +595,8 @@ def _build_carriers(spec: Any) -> Carriers:
     view_returned_inputs = not spec.fill_defaults
     slot = threading.local()
 
-    decorated_fwd = _decorated_forward(spec)
+    check = functools.partial(check_first_result, spec)
+    decorated_fwd = _decorated_forward(spec, check)
 
     def run(*args: Any, **kwargs: Any) -> Any:
         holder = _CtxStandIn()
@@ -708,6 +730,7 @@ def _build_carriers(spec: Any) -> Carriers:
             saved_on_demand=spec.saved_on_demand,
             fsaved_idx=fsaved_idx,
             jvp=spec.jvp,
+            check=check,
         )
         for decorator in reversed(spec.forward_decorators):
             eager_forward = decorator(eager_forward)

@@ -299,10 +299,10 @@ class _BodyRewriter(cst.CSTTransformer):
         for stmt in block.body:
             if id(stmt) in self.emptied:
                 assert isinstance(stmt, cst.SimpleStatementLine)
-                carried.extend(line for line in stmt.leading_lines if line.comment is not None)
-                comment = stmt.trailing_whitespace.comment
-                if comment is not None:
-                    carried.append(cst.EmptyLine(comment=comment))
+                # Its own comments (on the line, or right above it) go with it; a comment
+                # a blank line apart is about what follows, and stays.
+                apart, _ = _split_leading(stmt)
+                carried.extend(line for line in apart if line.comment is not None)
                 continue
             if carried:
                 stmt = stmt.with_changes(leading_lines=(*carried, *stmt.leading_lines))
@@ -456,6 +456,9 @@ class _CombinedLowering:
             self.jvp_facts = analyse(self.jvp, _first_param(self.jvp, name), "backward")
             read_later |= {u.attr for u in self.jvp_facts.ctx_uses if u.kind in ("read", "getattr")}
         residuals[:] = [r for r in residuals if r.kind != "attr" or r.attr in read_later]
+        read_in_forward = {u.attr for u in reads}
+        dead = [u for u in sets if u.attr not in read_later and u.attr not in read_in_forward]
+        self._drop_dead_sets(dead, smalls, facts, param_names)
 
         for use in reads:
             if use.attr not in attr_residual:
@@ -575,6 +578,35 @@ class _CombinedLowering:
         return lowered
 
     # -- helpers ---------------------------------------------------------------
+    def _drop_dead_sets(self, dead: list[CtxUse], smalls, facts, param_names: list[str]) -> None:
+        """``ctx.attr = value`` that nothing reads: no local of its own (it would be unused).
+
+        The value is still evaluated (it may raise, or do work) unless that certainly
+        does nothing: a literal, or a parameter that is bound there. In ``ctx.a, ctx.b =
+        x, y`` only the pairs of dead attributes with such values go.
+        """
+        by_assign: dict[int, list[CtxUse]] = {}
+        for use in dead:
+            by_assign.setdefault(id(use.node), []).append(use)
+        for uses in by_assign.values():
+            assign = uses[0].node
+            replacement = smalls.get(id(assign))
+            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1) or replacement is None:
+                continue
+
+            def inert(value: cst.BaseExpression, use: CtxUse = uses[0]) -> bool:
+                return _inert(value, lambda name: self._bound_parameter(name, use, facts, param_names))
+
+            if isinstance(assign.targets[0].target, cst.Attribute):
+                smalls[id(assign)] = None if inert(assign.value) else cst.Expr(assign.value)
+            else:
+                smalls[id(assign)] = _without_dead_pairs(assign, replacement, {u.attr for u in uses}, inert)
+
+    def _bound_parameter(self, name: str, use: CtxUse, facts, param_names: list[str]) -> bool:
+        """``name`` is a parameter that nothing can have unbound (``del``) before ``use``."""
+        stores = facts.stores.get(name, [])
+        return name in param_names and not (stores and use.in_loop) and all(p > use.position for p, _, _ in stores)
+
     def _getattr_defaults(self, bwd_facts) -> dict[str, cst.BaseExpression]:
         """attr -> its default, for attributes backward reads only via ``getattr(ctx, "attr", same constant)``."""
         found: dict[str, list[cst.BaseExpression]] = {}
@@ -907,7 +939,12 @@ class _CombinedLowering:
         opened = [r for r in residuals if not (on_demand and r.kind in ("saved", "group"))]
         if opened:
             source = f"{residuals_name}[{len(residuals) - len(opened)}:]" if on_demand else residuals_name
-            body.insert(_after_docstring(body), unpack_statement([r.bwd_name for r in opened], source))
+            unpack_stmt = unpack_statement([r.bwd_name for r in opened], source)
+            if merged:  # it takes the place of `a, b = ctx.saved_tensors`, and its comments
+                assert unpack is not None
+                _, own = _split_leading(unpack[0])
+                unpack_stmt = unpack_stmt.with_changes(leading_lines=own, trailing_whitespace=unpack[0].trailing_whitespace)
+            body.insert(_after_docstring(body), unpack_stmt)
         if not body:
             body = [cst.SimpleStatementLine([cst.Pass()])]
         return cst.FunctionDef(
@@ -916,6 +953,55 @@ class _CombinedLowering:
             body=new_backward.body.with_changes(body=body),
             leading_lines=func.leading_lines,
         )
+
+
+def _split_leading(stmt: cst.SimpleStatementLine) -> tuple[tuple[cst.EmptyLine, ...], tuple[cst.EmptyLine, ...]]:
+    """(leading lines up to the last blank one, the comment lines right above the statement):
+    the second are the statement's own, the first are about what follows them."""
+    lines = stmt.leading_lines
+    blank = max((i for i, line in enumerate(lines) if line.comment is None), default=-1)
+    return tuple(lines[: blank + 1]), tuple(lines[blank + 1 :])
+
+
+def _inert(value: cst.BaseExpression, bound: Callable[[str], bool]) -> bool:
+    """Evaluating ``value`` can neither fail nor do anything: literals, bound names, tuples and lists of them."""
+    if isinstance(value, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in ("None", "True", "False") or bound(value.value)
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return all(isinstance(e, cst.Element) and _inert(e.value, bound) for e in value.elements)
+    return False
+
+
+def _without_dead_pairs(
+    assign: cst.Assign, replacement: cst.Assign, dead: set[str], inert: Callable[[cst.BaseExpression], bool]
+) -> cst.BaseSmallStatement | None:
+    """``a, b = x, y`` (from ``ctx.a, ctx.b = x, y``) without the pairs of dead attributes with
+    inert values; only the values are left when every remaining attribute is dead."""
+    attrs = assign.targets[0].target
+    targets = replacement.targets[0].target
+    values = assign.value
+    if not (isinstance(attrs, (cst.Tuple, cst.List)) and isinstance(targets, (cst.Tuple, cst.List))):
+        return replacement
+    if not isinstance(values, cst.Tuple) or len(values.elements) != len(attrs.elements):
+        return replacement
+    if not all(isinstance(e, cst.Element) for e in values.elements):
+        return replacement
+    kept = []
+    all_dead = True
+    for attr, target, value in zip(attrs.elements, targets.elements, values.elements):
+        is_dead = attr.value.attr.value in dead  # type: ignore[attr-defined]
+        if not (is_dead and inert(value.value)):
+            kept.append((target.value, value.value))
+            all_dead = all_dead and is_dead
+    if not kept:
+        return None
+    if all_dead:
+        only = [v for _, v in kept]
+        return cst.Expr(only[0] if len(only) == 1 else cst.Tuple([cst.Element(v) for v in only]))
+    names = [cst.ensure_type(t, cst.Name).value for t, _ in kept]
+    return _assign(names, [v for _, v in kept])
 
 
 def _assign(targets: list[str], values: list[cst.BaseExpression]) -> cst.Assign:

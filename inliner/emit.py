@@ -104,7 +104,7 @@ def emit(
     if vjp.kept is None:
         statements.append(binding(vjp, runtime, target))
     formatted = format_statements(statements, line_length=line_length)
-    blank = (cst.EmptyLine(),) * (1 if nested else 2)
+    blank = (cst.EmptyLine(indent=False),) * (1 if nested else 2)
     comments = {vjp.fwd.name.value: _comments(vjp.fwd.leading_lines), vjp.bwd.name.value: _comments(vjp.bwd.leading_lines)}
     out: list[cst.BaseStatement] = []
     for i, stmt in enumerate(formatted):

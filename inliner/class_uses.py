@@ -109,7 +109,7 @@ class _Analysis:
         elif isinstance(parent, ast.ClassDef) and node in parent.bases:
             self._subclass(parent)
         elif isinstance(parent, ast.ClassDef):
-            raise RefuseAt("INL112", f"class {parent.name} is given it as a keyword", parent)
+            raise RefuseAt("INL112", f"the class statement of {parent.name} is given it as a keyword", parent)
         else:
             self._value(node, scope, spelled)
         self.uses.as_class = True
@@ -131,9 +131,9 @@ class _Analysis:
 
     def _subclass(self, sub: ast.ClassDef) -> None:
         if len(sub.bases) != 1 or sub.keywords:
-            raise RefuseAt("INL112", f"class {sub.name} derives from it together with other bases or keywords", sub)
+            raise RefuseAt("INL112", f"its subclass {sub.name} also has other bases or keywords", sub)
         if self.index.class_scopes[id(sub)][0] is not self.outer:
-            raise RefuseAt("INL112", f"class {sub.name} derives from it in another scope", sub)
+            raise RefuseAt("INL112", f"its subclass {sub.name} is defined in another scope", sub)
         self.uses.subclasses.append(sub)
 
     def _value(self, node: ast.AST, scope: Scope, spelled: str) -> None:

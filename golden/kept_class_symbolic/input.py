@@ -28,7 +28,7 @@ class _ReduceFromModelParallelRegion(torch.autograd.Function):
 
     @staticmethod
     def symbolic(graph, input_):
-        return graph.op("Identity", _reduce(input_))
+        return graph.op("Identity", input_)
 
     @staticmethod
     def forward(ctx, input_):

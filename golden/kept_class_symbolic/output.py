@@ -46,7 +46,7 @@ class _ReduceFromModelParallelRegion(FlatClass):
 
     @staticmethod
     def symbolic(graph, input_):
-        return graph.op("Identity", _reduce(input_))
+        return graph.op("Identity", input_)
 
     apply = staticmethod(
         custom_vjp(

@@ -224,3 +224,29 @@ def test_a_kept_class_runs_its_class_time_code_once_in_order():
     assert rewritten.F.k == 1
     x = torch.ones(2, requires_grad=True)
     assert torch.equal(rewritten.F.apply(x), original.F.apply(x))
+
+
+# ----------------------------------------------------------------- the fuzzer's kept-class shapes
+
+_KEPT_FEATURES = ("kept_classmethod_backward", "kept_symbolic", "kept_subclass", "kept_stored", "kept_decorator")
+
+
+def test_the_generator_writes_every_kept_class_shape_and_they_flatten():
+    """fuzz_gen.kept_class_shapes: each shape appears in a module whose classes all flatten,
+    and the oracle finds original and rewrite alike there."""
+    from fuzz_gen import generate_from_seed
+    from fuzz_oracle import check_generated
+
+    wanted = set(_KEPT_FEATURES)
+    for seed in range(300):
+        gen = generate_from_seed(seed)
+        shown = wanted & gen.features
+        if not shown:
+            continue
+        outcome = check_generated(gen, func=False)
+        assert not outcome.failures, "\n".join(outcome.failures) + "\n" + gen.source
+        if set(outcome.flattened) == set(gen.classes):
+            wanted -= shown
+        if not wanted:
+            return
+    pytest.fail(f"no flattened module with {sorted(wanted)} in 300 seeds")

@@ -23,6 +23,8 @@ from inliner.scopes import Scope, ScopeIndex, dotted
 
 #: Builtins whose answer about a class differs between an autograd.Function and a plain class.
 _INTROSPECTION = frozenset({"isinstance", "issubclass", "type", "super", "vars", "dir"})
+#: Builtins that read or write an attribute by name: checked like ``F.name`` when the name is a literal.
+_BY_NAME = {"getattr": "read", "hasattr": "read", "setattr": "write", "delattr": "write"}
 _CONTAINERS = (ast.Tuple, ast.List, ast.Set, ast.Starred)
 
 
@@ -144,9 +146,22 @@ class _Analysis:
         if isinstance(parent, ast.Call) and child in parent.args:
             callee = dotted(parent.func)
             qualified = self.index.qualify(callee, scope) if callee else set()
-            used = sorted(q.split(".", 1)[1] for q in qualified if q.startswith("builtins.") and q.split(".", 1)[1] in _INTROSPECTION)
+            builtins = sorted(q.split(".", 1)[1] for q in qualified if q.startswith("builtins."))
+            used = [b for b in builtins if b in _INTROSPECTION]
             if used:
                 raise RefuseAt("INL112", f"`{used[0]}(...)` here needs it to stay a torch.autograd.Function", parent)
+            by_name = [b for b in builtins if b in _BY_NAME]
+            if by_name and child is node and parent.args[0] is node:
+                self._by_name(parent, by_name[0], spelled)
+
+    def _by_name(self, call: ast.Call, builtin: str, spelled: str) -> None:
+        """``getattr(F, "name")`` is ``F.name``; a computed name cannot be checked."""
+        name = call.args[1] if len(call.args) > 1 else None
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            raise RefuseAt("INL112", f"`{builtin}({spelled}, ...)` here names an attribute the engine cannot read", call)
+        as_attribute = ast.Attribute(value=call.args[0], attr=name.value, ctx=ast.Load() if _BY_NAME[builtin] == "read" else ast.Store())
+        ast.copy_location(as_attribute, call)
+        self._attribute(as_attribute, spelled)
 
     def _check_read(self, attr: str, node: ast.Attribute, readable: set[str]) -> None:
         spelled = dotted(node) or attr

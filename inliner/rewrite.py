@@ -262,7 +262,7 @@ def _flatten_family(
     edits: list[tuple[int, int, str]] = []
     for member in family:
         try:
-            edits.extend(_flatten_class(member, index, text, taken, names, parents))
+            edits.extend(_flatten_class(member, family, index, text, taken, names, parents))
         except Refuse as refuse:
             member.outcome = refuse.refusal
         except Exception as exc:  # an engine bug: this family stays as written, the others go on
@@ -297,6 +297,7 @@ def _derives(candidate: _Candidate, ancestor: _Candidate) -> bool:
 
 def _flatten_class(
     candidate: _Candidate,
+    family: list[_Candidate],
     index: ScopeIndex,
     text: SourceText,
     taken: set[str],
@@ -308,7 +309,7 @@ def _flatten_class(
     block = parse_block(text, candidate.first_line, candidate.last_line, cls.lineno)
     assert isinstance(block.node, cst.ClassDef)
     _, body_scope = index.class_scopes[id(cls)]
-    uses = _uses(candidate, index, text, parents)
+    uses = _uses(candidate, family, index, text, parents)
     candidate.apply_sites = uses.apply_sites
     base = candidate.base
     inherited = base.inherited if base is not None else None
@@ -343,15 +344,18 @@ def _flatten_class(
     return [(start, text.line_end(candidate.last_line), block.render(statements))]
 
 
-def _uses(candidate: _Candidate, index: ScopeIndex, text: SourceText, parents: Parents):
-    """How the module uses the class (``class_uses``); a refusal points at the use."""
+def _uses(candidate: _Candidate, family: list[_Candidate], index: ScopeIndex, text: SourceText, parents: Parents):
+    """How the module uses the class (``class_uses``); a refusal points at the use.
+
+    Readable attributes are those its bases and its subclasses define: ``cls.hook`` in a
+    base may mean a subclass's hook (read from the base itself, it is missing either way).
+    """
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
     readable: set[str] = set()
-    chain: _Candidate | None = candidate
-    while chain is not None:
-        readable |= set(index.class_scopes[id(chain.node)][1].bindings)
-        chain = chain.base
+    related = [c for c in family if c is candidate or _derives(candidate, c) or _derives(c, candidate)]
+    for member in related:
+        readable |= set(index.class_scopes[id(member.node)][1].bindings)
     readable -= AUTOGRAD_MEMBERS | FUNCTION_ATTRIBUTES
     try:
         return class_uses(cls, index, parents, readable=readable)

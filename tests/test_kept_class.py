@@ -125,6 +125,8 @@ def _module(extra: str = "", after: str = "", name: str = "F") -> str:
 REFUSED = {
     "isinstance in a tuple": (_module(after="def f(x):\n    return isinstance(x, (F, int))\n"), "INL112", "`isinstance(...)`"),
     "type of the class": (_module(after="T = type(F)\n"), "INL112", "`type(...)`"),
+    "getattr of a removed member": (_module(after="f = getattr(F, 'forward')\n"), "INL112", "`F.forward` here is a member the flat form removes"),
+    "getattr of a computed name": (_module(after="def f(n):\n    return getattr(F, n)\n"), "INL112", "names an attribute the engine cannot read"),
     "instance": (_module(after="f = F()\n"), "INL112", "`F(...)` here makes an instance"),
     "unknown attribute": (_module(after="n = F.calls\n"), "INL112", "neither defined by the class nor set in this module"),
     "a Function attribute": (_module(after="n = F.is_traceable\n"), "INL112", "only a torch.autograd.Function has"),
@@ -180,6 +182,12 @@ def test_only_apply_uses_stay_a_flat_callable():
     result = flatten(source, path="m.py")
     assert "F = custom_vjp(" in result.source and "FlatClass" not in result.source
     assert "return F.apply(g)" in result.source and "y = F\n" in result.source
+
+
+def test_getattr_with_a_literal_name_is_an_attribute_use():
+    source = _module("k = 2.0\n", after="def f():\n    setattr(F, 'n', 1)\n    return getattr(F, 'k') + getattr(F, 'n', 0)\n")
+    result = flatten(source, path="m.py")
+    assert result.flattened == ("F",) and "class F(FlatClass):" in result.source
 
 
 def test_selecting_a_subclass_rewrites_its_family():

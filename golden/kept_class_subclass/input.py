@@ -40,6 +40,30 @@ class _Steeper(_Shifted):
     slope = 4.0
 
 
+class _Hooked(torch.autograd.Function):
+    """Forward and backward reach hooks only its subclasses define."""
+
+    @classmethod
+    def forward(cls, ctx, x):
+        ctx.save_for_backward(x)
+        return cls.transform(x)
+
+    @classmethod
+    def backward(cls, ctx, g):
+        (x,) = ctx.saved_tensors
+        return cls.grad(x) * g
+
+
+class _Cube(_Hooked):
+    @staticmethod
+    def transform(x):
+        return x * x * x
+
+    @staticmethod
+    def grad(x):
+        return 2 * x
+
+
 def scenario_base():
     x = torch.randn(3, requires_grad=True)
     return [x], _Activation.apply(x)
@@ -53,3 +77,13 @@ def scenario_forward_overridden():
 def scenario_hook_overridden():
     x = torch.randn(3, requires_grad=True)
     return [x], (_Shifted.apply(x), _Steeper.apply(x), _Steeper.slope, _Square.grad_scale(x.detach()))
+
+
+def scenario_hooks_of_a_subclass():
+    x = torch.randn(3, requires_grad=True)
+    return [x], _Cube.apply(x)
+
+
+def scenario_abstract_base_fails_alike():
+    x = torch.randn(3, requires_grad=True)
+    return [x], _Hooked.apply(x)

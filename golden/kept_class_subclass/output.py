@@ -87,6 +87,46 @@ class _Steeper(_Shifted):
     )
 
 
+def hooked_fwd(x):
+    return _Hooked.transform(x), (x,)
+
+
+def hooked_bwd(residuals, g):
+    (x,) = residuals
+    return _Hooked.grad(x) * g
+
+
+class _Hooked(FlatClass):
+    """Forward and backward reach hooks only its subclasses define."""
+
+    apply = staticmethod(
+        custom_vjp(hooked_fwd, hooked_bwd, name="_Hooked", saved_for_backward_idx=(0,))
+    )
+
+
+def cube_fwd(x):
+    return _Cube.transform(x), (x,)
+
+
+def cube_bwd(residuals, g):
+    (x,) = residuals
+    return _Cube.grad(x) * g
+
+
+class _Cube(_Hooked):
+    @staticmethod
+    def transform(x):
+        return x * x * x
+
+    @staticmethod
+    def grad(x):
+        return 2 * x
+
+    apply = staticmethod(
+        custom_vjp(cube_fwd, cube_bwd, name="_Cube", saved_for_backward_idx=(0,))
+    )
+
+
 def scenario_base():
     x = torch.randn(3, requires_grad=True)
     return [x], _Activation.apply(x)
@@ -100,3 +140,13 @@ def scenario_forward_overridden():
 def scenario_hook_overridden():
     x = torch.randn(3, requires_grad=True)
     return [x], (_Shifted.apply(x), _Steeper.apply(x), _Steeper.slope, _Square.grad_scale(x.detach()))
+
+
+def scenario_hooks_of_a_subclass():
+    x = torch.randn(3, requires_grad=True)
+    return [x], _Cube.apply(x)
+
+
+def scenario_abstract_base_fails_alike():
+    x = torch.randn(3, requires_grad=True)
+    return [x], _Hooked.apply(x)

@@ -28,18 +28,23 @@ def _flatten(source: str, **kwargs):
 # ----------------------------------------------------------------- ONNX
 
 
-def _onnx_node_kinds(module) -> list[str]:
-    """The ONNX graph torch.onnx's TorchScript exporter makes (no ``onnx`` package needed)."""
-    exporter = pytest.importorskip("torch.onnx._internal.torchscript_exporter.utils")
+def _mappings(module) -> torch.nn.Module:
+    """A model calling the golden case's two tensor-parallel mappings."""
 
     class Mappings(torch.nn.Module):
         def forward(self, x):
             y = module.copy_to_tensor_model_parallel_region(x)
             return module.reduce_from_tensor_model_parallel_region(y * 2)
 
+    return Mappings()
+
+
+def _onnx_node_kinds(module) -> list[str]:
+    """The ONNX graph torch.onnx's TorchScript exporter makes (no ``onnx`` package needed)."""
+    exporter = pytest.importorskip("torch.onnx._internal.torchscript_exporter.utils")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        graph, _, _ = exporter._model_to_graph(Mappings(), (torch.randn(4),))
+        graph, _, _ = exporter._model_to_graph(_mappings(module), (torch.randn(4),))
     return [node.kind() for node in graph.nodes()]
 
 
@@ -258,3 +263,22 @@ def test_the_generator_writes_every_kept_class_shape_and_they_flatten():
         if not wanted:
             return
     pytest.fail(f"no flattened module with {sorted(wanted)} in 300 seeds")
+
+
+def test_full_onnx_export_when_onnx_is_installed():
+    """``torch.onnx.export`` itself (it needs the ``onnx`` package to write the model)."""
+    import io
+
+    onnx = pytest.importorskip("onnx")
+    case = GOLDEN / "kept_class_symbolic"
+    graphs = []
+    for label in ("input", "output"):
+        buffer = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = load_module((case / f"{label}.py").read_text(), f"symbolic_export_{label}")
+            torch.onnx.export(_mappings(module), (torch.randn(4),), buffer, dynamo=False)
+        model = onnx.load_from_string(buffer.getvalue())
+        onnx.checker.check_model(model)
+        graphs.append([node.op_type for node in model.graph.node])
+    assert graphs[0] == graphs[1] and "Identity" in graphs[1]

@@ -19,20 +19,20 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from inliner.class_uses import Parents, RefuseAt, class_uses
-from inliner.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
-from inliner.emit import emit
-from inliner.engine import FlattenResult, Selection
-from inliner.invariants import check_no_new_names
-from inliner.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
-from inliner.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
-from inliner.lower_function import Inherited, lower_function_class
-from inliner.lower_hop import lower_hop
-from inliner.model import CustomVJP, Refusal, Refuse
-from inliner.names import dotted as cst_dotted
-from inliner.names import fresh, snake_case
-from inliner.scopes import Scope, ScopeIndex, dotted
-from inliner.source import Block, SourceText, parse_block
+from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
+from inliner.engine.emit import emit
+from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_uses
+from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
+from inliner.engine.function_class.lower_function import Inherited, lower_function_class
+from inliner.engine.invariants import check_no_new_names
+from inliner.engine.model import CustomVJP, Refusal, Refuse
+from inliner.engine.names import dotted as cst_dotted
+from inliner.engine.names import fresh, snake_case
+from inliner.engine.op_call.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
+from inliner.engine.op_call.lower_hop import lower_hop
+from inliner.engine.result import FlattenResult, Selection
+from inliner.engine.source import Block, SourceText, parse_block
 
 FUNCTION_BASES = frozenset(
     {

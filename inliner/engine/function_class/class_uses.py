@@ -17,9 +17,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from inliner.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, PLAIN_DUNDERS
-from inliner.model import Refuse
-from inliner.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, PLAIN_DUNDERS
+from inliner.engine.model import Refuse
+from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 
 #: Builtins whose answer about a class differs between an autograd.Function and a plain class.
 _INTROSPECTION = frozenset({"isinstance", "issubclass", "type", "super", "vars", "dir"})

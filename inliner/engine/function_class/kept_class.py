@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from inliner.model import Refuse
-from inliner.names import names_in
+from inliner.engine.model import Refuse
+from inliner.engine.names import names_in
 
 AUTOGRAD_MEMBERS = frozenset({"forward", "backward", "vjp", "setup_context", "vmap", "jvp"})
 

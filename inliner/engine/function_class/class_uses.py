@@ -87,7 +87,6 @@ class _Analysis:
 
     # -- one use ---------------------------------------------------------------
     def _use(self, node: ast.Name, scope: Scope, *, spelled: str, is_name: bool) -> None:
-        parent = self.parents.of(node)
         if is_name and id(node) in self.index.apply_attribute:
             attribute = self.index.apply_attribute[id(node)]
             if not isinstance(attribute.ctx, ast.Load):
@@ -102,6 +101,7 @@ class _Analysis:
                 "in its scope, so this use cannot be tied to it",
                 node,
             )
+        parent = self.parents.of(node)
         if isinstance(parent, ast.Attribute) and parent.value is node:
             if self._attribute(parent, spelled):
                 self.uses.as_class = True

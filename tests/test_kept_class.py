@@ -159,6 +159,15 @@ REFUSED = {
         "INL105",
         "no name certainly means the class",
     ),
+    "cls used in a decorated class": (
+        _module()
+        .replace("@staticmethod\n    def backward(ctx, g)", "@classmethod\n    def backward(cls, ctx, g)")
+        .replace("return g * 3", "return cls.apply(g)")
+        .replace("class F(", "@functools.lru_cache\nclass F(")
+        .replace("import torch\n", "import functools\n\nimport torch\n"),
+        "INL105",
+        "no name certainly means the class",
+    ),
 }
 
 

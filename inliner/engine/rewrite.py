@@ -327,7 +327,8 @@ def _flatten_class(
             qualified=qualified,
             taken=taken,
             keep=uses.as_class,
-            class_alias=candidate.name if uses.unique else None,
+            # a class decorator may bind the name to something else than the class `cls` is
+            class_alias=candidate.name if uses.unique and not cls.decorator_list else None,
             inherited=inherited,
         )
         candidate.inherited = _inherited_by_subclasses(candidate, block.node, inherited, qualified)

@@ -797,6 +797,8 @@ def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
         if candidate.kind == "class"
         else f"autograd_function_apply call is flattened into {candidate.name}"
     )
+    if isinstance(outcome, CustomVJP) and outcome.kept is not None:
+        what += "; it stays a class (its module uses it as one), whose apply is the flat callable"
     return Diagnostic(
         path, line, col + 1, "INL001", what, Severity.INFO, name=candidate.name, end_line=line, end_column=end_col + 1
     )

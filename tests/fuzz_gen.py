@@ -1158,7 +1158,8 @@ def kept_class_shapes(
     lines[end:end] = after
     for i in range(end + len(after), len(lines)):
         lines[i] = lines[i].replace(f"{name}.apply", f"{target}.apply").replace(f"{name}().apply", f"{target}.apply")
-    if route != "factory" and ch.bool(30):
+    # a decorated class whose backward uses cls is refused (the decorator may rebind the name): rarer
+    if route != "factory" and ch.bool(10 if as_classmethod else 30):
         features.add("kept_decorator")
         registry = ["_REGISTERED = []", "", "", "def _register(cls):", "    _REGISTERED.append(cls.__name__)", "    return cls", "", ""]
         lines[start:start] = [*registry, "@_register"]

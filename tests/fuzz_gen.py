@@ -1107,9 +1107,77 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
         probes += keyword_probes(ch, scen, call, order, values, flag, flag_values[0], float_positions, builder)
 
     source = out.text() + "\n\n" + scen.text().rstrip("\n") + "\n"
+    # drawn last, so recorded draws of older generators replay with these shapes off
+    source, classes = kept_class_shapes(ch, source, name, route, builder, features)
     return Generated(
-        source=source, classes=[name], probes=probes, features=features, draws=list(getattr(ch, "record", []))
+        source=source, classes=classes, probes=probes, features=features, draws=list(getattr(ch, "record", []))
     )
+
+
+def kept_class_shapes(
+    ch: Chooser, source: str, name: str, route: str, builder: FunctionBuilder, features: set[str]
+) -> tuple[str, list[str]]:
+    """Uses of the Function as a class, which the rewrite answers with a kept class:
+    a class attribute and a helper read in forward and backward (the helper scales the
+    gradient, so a rewrite that loses it is caught), backward as a classmethod reaching
+    them through ``cls``, an ONNX ``symbolic``, a registry class decorator, the class
+    stored in a dict and applied from there, and a subclass (same module) overriding the
+    attribute that all calls then go through."""
+    classes = [name]
+    if not ch.bool(30):
+        return source, classes
+    features.add("kept_class")
+    lines = source.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith(f"class {name}(torch.autograd.Function)"))
+    indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
+    member, body = indent + "    ", indent + "        "
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].strip() and not lines[i].startswith(member))
+
+    def find(prefix: str, lo: int, hi: int) -> int:
+        return next(i for i in range(lo, hi) if lines[i].startswith(prefix))
+
+    backward = next(i for i in range(start, end) if lines[i].startswith((member + "def backward(", member + "def vjp(")))
+    gsum = find(body + "gsum = ", backward, end)
+    expression = lines[gsum][len(body + "gsum = ") :]
+    decorators = range(find(member + "@staticmethod", backward - 3, backward), backward)
+    as_classmethod = not builder.amp_bwd and ch.bool(50)
+    if as_classmethod:
+        features.add("kept_classmethod_backward")
+        lines[decorators[0]] = member + "@classmethod"
+        lines[backward] = lines[backward].replace("(", "(cls, ", 1)
+        lines[gsum] = f"{body}gsum = cls._bump({expression}) + cls.scale_k"
+    else:
+        lines[gsum] = f"{body}gsum = {name}._bump({expression})"
+    forward = next(i for i in range(start, end) if lines[i].startswith(member + "def forward("))
+    lines.insert(forward + 1, f"{body}_k = {name}.scale_k")
+    end += 1
+    members = [f"{member}scale_k = {ch.choice(['2.0', '0.5', '3.0'])}", ""]
+    members += [f"{member}@staticmethod", f"{member}def _bump(t):", f"{body}return t * {name}.scale_k", ""]
+    if ch.bool(30):
+        features.add("kept_symbolic")
+        members += [f"{member}@staticmethod", f"{member}def symbolic(g, *args):", f"{body}return args[0]", ""]
+    lines[start + 1 : start + 1] = members
+    end += len(members)
+    after: list[str] = []
+    target = name
+    if route != "factory" and ch.bool(30):
+        features.add("kept_subclass")
+        target = f"{name}Sub"
+        classes.append(target)
+        after += [f"class {target}({name}):", "    scale_k = 4.0", "", ""]
+    if route == "apply" and ch.bool(40):
+        features.add("kept_stored")
+        after += [f'STORED = {{"fn": {target}}}', "", ""]
+        target = 'STORED["fn"]'
+    lines[end:end] = after
+    for i in range(end + len(after), len(lines)):
+        lines[i] = lines[i].replace(f"{name}.apply", f"{target}.apply").replace(f"{name}().apply", f"{target}.apply")
+    # a decorated class whose backward uses cls is refused (the decorator may rebind the name): rarer
+    if route != "factory" and ch.bool(10 if as_classmethod else 30):
+        features.add("kept_decorator")
+        registry = ["_REGISTERED = []", "", "", "def _register(cls):", "    _REGISTERED.append(cls.__name__)", "    return cls", "", ""]
+        lines[start:start] = [*registry, "@_register"]
+    return "\n".join(lines), classes
 
 
 def keyword_probes(

@@ -500,7 +500,7 @@ def test_targets_cover_decorators_and_body_and_disambiguate_by_line():
         Selection(name="Double"),
     ]
 
-    # decorators belong to the class span (the engine refuses decorated Functions today)
+    # decorators belong to the class span (a decorated Function keeps a class, decorators included)
     from inliner.lsp.server import _class_spans
 
     assert _class_spans("@a\n@b\nclass C(X):\n    pass\n") == {"C": [(1, 3, 4)]}

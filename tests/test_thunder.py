@@ -114,7 +114,14 @@ ORIGINAL_FAILS: dict[str, dict[str, str]] = {
         "same_tensor_twice": "AssertionError",
         "vjp_and_self": None,  # dynamo does not support `vjp`; the call runs eagerly
         # dynamo falls back to eager for a classmethod backward and for Functions with a jvp
-        "classmethod_backward": None,
+        "classmethod_backward/Halve": None,
+        "classmethod_backward/UsesCls": None,
+        # ... for classmethod members and a class attribute read in forward (torch 2.9: it cannot
+        # trace `mul` of a tensor and the attribute), and a forward returning its input fails as in return_input
+        "kept_class_helpers/Scale": None,
+        "kept_class_helpers/ScaledSoftplus": None,
+        **{f"kept_class_subclass/{name}": None for name in ("_Activation", "_Cube", "_Shifted", "_Square", "_Steeper")},
+        "kept_class_symbolic/_CopyToModelParallelRegion": "KeyError: 'autograd_function_apply'",
         "jvp_combined_style": None,
         "jvp_forward_mode/Cube": None,
         "jvp_forward_mode/Scale": None,

@@ -70,6 +70,10 @@ class Driver:
     # Tolerance of the non-exact comparisons (compiled kernels may reorder float ops).
     rtol: float = 1e-5
     atol: float = 1e-6
+    # The traced body reaches each Function as ``f[name].apply(...)`` through the module's
+    # class: the original's, or the class a rewrite keeps (``runtime.FlatClass``), so the
+    # tracer itself resolves ``Cls.apply``. ``resolve`` still gives the flat callables.
+    via_class: bool = False
 
     @property
     def id(self) -> str:
@@ -169,7 +173,7 @@ def _auto_resolve(name: str) -> Callable[[Any, bool], dict[str, Callable]]:
     def resolve(module: Any, rewritten: bool) -> dict[str, Callable]:
         obj = getattr(module, name, None)
         if rewritten:
-            return {name: obj}
+            return {name: obj.apply if isinstance(obj, type) else obj}
         if isinstance(obj, type) and issubclass(obj, torch.autograd.Function):
             return {name: obj.apply}
         return {name: None}
@@ -190,6 +194,7 @@ def _record_calls(case: str) -> dict[str, tuple[tuple, dict]]:
     _, rewritten = modules(case)
     flats = flat_callables(rewritten)
     calls: dict[str, tuple[tuple, dict]] = {}
+    kept = {name: vars(rewritten)[name].__dict__["apply"] for name in flats if isinstance(vars(rewritten)[name], type)}
 
     def recorder(name: str, flat: Callable) -> Callable:
         def record(*args: Any, **kwargs: Any) -> Any:
@@ -201,7 +206,10 @@ def _record_calls(case: str) -> dict[str, tuple[tuple, dict]]:
 
     try:
         for name, flat in flats.items():
-            setattr(rewritten, name, recorder(name, flat))
+            if name in kept:  # a kept class: its `apply` records
+                getattr(rewritten, name).apply = staticmethod(recorder(name, flat))
+            else:
+                setattr(rewritten, name, recorder(name, flat))
         for scenario in scenarios(rewritten):
             torch.manual_seed(0)
             try:
@@ -211,11 +219,14 @@ def _record_calls(case: str) -> dict[str, tuple[tuple, dict]]:
                 pass
     finally:
         for name, flat in flats.items():
-            setattr(rewritten, name, flat)
+            if name in kept:
+                getattr(rewritten, name).apply = kept[name]
+            else:
+                setattr(rewritten, name, flat)
     return calls
 
 
-def _auto_driver(case: str, name: str, label: str, args: tuple, kwargs: dict) -> Driver:
+def _auto_driver(case: str, name: str, label: str, args: tuple, kwargs: dict, via_class: bool = False) -> Driver:
     slots = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
     # decided now, not from the traced value (an fx proxy cannot answer requires_grad)
     copied = {i for i in slots if args[i].requires_grad}
@@ -228,9 +239,11 @@ def _auto_driver(case: str, name: str, label: str, args: tuple, kwargs: dict) ->
         for i, t in zip(slots, tensors):
             # a non-leaf copy, as a scenario passes (mark_dirty refuses leaves)
             full[i] = t * 1 if i in copied else t
-        return f[name](*full, **kwargs)
+        return (f[name].apply if via_class else f[name])(*full, **kwargs)
 
-    return Driver(case=case, resolve=_auto_resolve(name), inputs=inputs, call=call, names=(name,), label=label)
+    return Driver(
+        case=case, resolve=_auto_resolve(name), inputs=inputs, call=call, names=(name,), label=label, via_class=via_class
+    )
 
 
 def _auto_drivers() -> tuple[dict[str, Driver], dict[str, str]]:
@@ -254,7 +267,7 @@ def _auto_drivers() -> tuple[dict[str, Driver], dict[str, str]]:
                 not_driven[f"{case}/{name}"] = "no scenario calls it with a grad-requiring tensor"
         for name, (args, kwargs) in sorted(calls.items()):
             label = "" if len(calls) == 1 else name
-            driver = _auto_driver(case, name, label, args, kwargs)
+            driver = _auto_driver(case, name, label, args, kwargs, via_class=isinstance(getattr(rewritten, name), type))
             try:
                 with quiet():
                     outputs = driver.call({name: getattr(rewritten, name)}, *driver.inputs())
@@ -273,12 +286,15 @@ def is_setup_context_style(cls: type) -> bool:
 
 
 def flat_callables(module: Any) -> dict[str, Callable]:
-    """Module-level objects that look like a flat callable (they carry ``.fwd`` and ``.bwd``)."""
-    return {
-        name: obj
-        for name, obj in vars(module).items()
-        if callable(obj) and hasattr(obj, "fwd") and hasattr(obj, "bwd") and getattr(obj, "__name__", None) == name
-    }
+    """Module-level objects that look like a flat callable (they carry ``.fwd`` and ``.bwd``),
+    and the ``apply`` of each class the rewrite kept (``runtime.FlatClass``), by name."""
+    out = {}
+    for name, obj in vars(module).items():
+        flat = obj.__dict__.get("apply") if isinstance(obj, type) else obj
+        flat = flat.__func__ if isinstance(flat, staticmethod) else flat
+        if callable(flat) and hasattr(flat, "fwd") and hasattr(flat, "bwd") and getattr(flat, "__name__", None) == name:
+            out[name] = flat
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -358,6 +374,9 @@ def grads_of(fn: Callable, inputs: tuple) -> tuple[Any, list]:
 def body(driver: str, rewritten: bool) -> Callable:
     fns = functions(driver, rewritten)
     call = DRIVERS[driver].call
+    if DRIVERS[driver].via_class:
+        module = modules(DRIVERS[driver].case)[1 if rewritten else 0]
+        fns = {name: getattr(module, name) for name in fns}
 
     def f(*tensors: Any) -> Any:
         return call(fns, *tensors)
@@ -397,7 +416,9 @@ def true_derivative(driver: str) -> list:
         return run
 
     call = DRIVERS[driver].call
-    plain = {name: through_fwd(flat) for name, flat in fns.items()}
+    plain: dict[str, Any] = {name: through_fwd(flat) for name, flat in fns.items()}
+    if DRIVERS[driver].via_class:  # the body spells `f[name].apply(...)`
+        plain = {name: type(name, (), {"apply": staticmethod(run)}) for name, run in plain.items()}
     return grads_of(lambda *t: call(plain, *t), make_inputs(driver))[1]
 
 

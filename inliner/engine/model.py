@@ -32,6 +32,21 @@ class VJPSpec:
     vmap: str | None = None  # name of an emitted function
     jvp: str | None = None  # name of an emitted forward-mode rule
     saved_for_forward_idx: tuple[int, ...] = ()
+    symbolic: cst.BaseExpression | None = None  # the ONNX symbolic the carriers carry
+
+
+@dataclass
+class KeptClass:
+    """The plain class a Function its module uses as a class becomes (``runtime.FlatClass``).
+
+    ``node`` is the original class without its autograd members; the emitter appends
+    ``apply = staticmethod(custom_vjp(...))``. A root class derives from ``FlatClass``
+    instead of ``torch.autograd.Function``; a subclass of a flattened class in the same
+    module keeps its base.
+    """
+
+    node: cst.ClassDef
+    replace_base: bool = True
 
 
 @dataclass
@@ -42,6 +57,7 @@ class CustomVJP:
     spec: VJPSpec
     extra: list[cst.FunctionDef] = field(default_factory=list)  # e.g. a vmap rule
     leading_lines: tuple[cst.EmptyLine, ...] = ()
+    kept: KeptClass | None = None  # the class stays, with the flat callable as its ``apply``
 
 
 @dataclass(frozen=True)

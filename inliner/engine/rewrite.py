@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from inliner.engine.analysis.scopes import ScopeIndex, dotted
+from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 from inliner.engine.emit import emit
-from inliner.engine.function_class.lower_function import lower_function_class
 from inliner.engine.imports import import_edits
+from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_uses
+from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
+from inliner.engine.function_class.lower_function import Inherited, lower_function_class
 from inliner.engine.invariants import check_no_new_names
 from inliner.engine.model import CustomVJP, Refusal, Refuse
 from inliner.engine.names import dotted as cst_dotted
@@ -32,7 +34,7 @@ from inliner.engine.names import fresh, snake_case
 from inliner.engine.op_call.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
 from inliner.engine.op_call.lower_hop import lower_hop
 from inliner.engine.result import FlattenResult, Selection
-from inliner.engine.source import SourceText, parse_block
+from inliner.engine.source import Block, SourceText, parse_block
 
 FUNCTION_BASES = frozenset(
     {
@@ -44,6 +46,7 @@ FUNCTION_BASES = frozenset(
 )
 RUNTIME_MODULE = "inliner.runtime"
 RUNTIME_NAME = "custom_vjp"
+FLAT_CLASS_NAME = "FlatClass"
 HOP_LEAF = "autograd_function_apply"
 
 _CLASS_WITH_FUNCTION_BASE = re.compile(r"\bclass\s+\w+\s*\([^)]*Function\b|\bFunction\s+as\b|=\s*[\w.]*Function\b")
@@ -71,6 +74,10 @@ class _Candidate:
     refusal_position: tuple[int, int, int, int] | None = None  # lines 1-based, char columns 0-based
     apply_sites: list[ast.Attribute] = field(default_factory=list)
     hop: HopCall | None = None
+    base: _Candidate | None = None  # a class deriving from a Function class of the same scope
+    inherited: Inherited | None = None  # what its subclasses take from it, once lowered
+    block: Block | None = None  # its parsed text, once lowered
+    decorator_scopes: dict[int, Scope] = field(default_factory=dict)  # id(decorator) -> class body it is in
 
     @property
     def label(self) -> str:
@@ -110,31 +117,37 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
     text = SourceText(source)
 
     candidates = _class_candidates(classes, index, text)
+    candidates += _subclass_candidates(classes, candidates, index, text)
     if hop_names:
         annotate_parents(tree)
         candidates += _call_candidates(tree, index, text)
     candidates.sort(key=lambda c: (c.first_line, c.name_position))
     _refuse_calls_inside_classes(candidates)
     if select is not None:
-        candidates = [c for c in candidates if _selected(c, select)]
+        chosen = {id(_root(c)) for c in candidates if _selected(c, select)}
+        candidates = [c for c in candidates if _selected(c, select) or id(_root(c)) in chosen]
     if not candidates:
         return FlattenResult(source)
 
     taken = set(index.names)
     runtime_name = RUNTIME_NAME if RUNTIME_NAME not in taken else fresh("_inliner_custom_vjp", taken)
     taken.add(runtime_name)
+    flat_class_name = FLAT_CLASS_NAME if FLAT_CLASS_NAME not in taken else fresh("_InlinerFlatClass", taken)
+    taken.add(flat_class_name)
+    names = _RuntimeNames(runtime_name, flat_class_name)
+    parents = Parents(tree)
 
     edits: list[tuple[int, int, str]] = []
     local_edits: dict[int, _LocalEdits] = {}
     for candidate in candidates:
-        if candidate.outcome is not None:
+        if candidate.outcome is not None or candidate.base is not None:
+            continue  # a subclass is flattened with its base
+        if candidate.kind == "class":
+            edits.extend(_flatten_family(candidate, candidates, index, text, taken, names, parents))
             continue
         name = candidate.name
         try:
-            if candidate.kind == "class":
-                edits.extend(_flatten_class(candidate, index, text, taken, runtime_name))
-            else:
-                edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits))
+            edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits))
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
             continue
@@ -142,6 +155,11 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
             candidate.name = name  # an op call is renamed once lowered
             candidate.outcome = _internal_refusal(exc)
             continue
+    for candidate in candidates:
+        if candidate.outcome is None:  # a subclass of a class left as it is
+            base = candidate.base
+            assert base is not None
+            candidate.outcome = Refusal("INL112", f"its base {base.name} stays a torch.autograd.Function", None)
     # Several calls in one function touch the same statements (`fwd_body_1 = bwd_body_1 =
     # autograd_function_apply = None` clears the next call's bodies and the previous call's
     # result), so what they do to locals is merged and spliced once.
@@ -153,8 +171,8 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
 
     spans = [(s, e) for s, e, _ in edits if e > s]
     for candidate in candidates:
-        if candidate.kind != "class" or not isinstance(candidate.outcome, CustomVJP):
-            continue
+        if candidate.kind != "class" or not isinstance(candidate.outcome, CustomVJP) or candidate.outcome.kept:
+            continue  # a kept class keeps its `F.apply` call sites
         for attribute in candidate.apply_sites:
             start = text.offset(attribute.lineno, attribute.col_offset)
             end = text.offset(attribute.end_lineno, attribute.end_col_offset)
@@ -166,8 +184,10 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
     refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
     if not flattened:
         return FlattenResult(source, diagnostics, (), refused)
-    alias = "" if runtime_name == RUNTIME_NAME else f" as {runtime_name}"
-    line = f"from {RUNTIME_MODULE} import {RUNTIME_NAME}{alias}{text.newline}"
+    needs_flat_class = any(isinstance(c.outcome, CustomVJP) and c.outcome.kept and c.base is None for c in candidates)
+    imported = [(RUNTIME_NAME, runtime_name)] + ([(FLAT_CLASS_NAME, flat_class_name)] if needs_flat_class else [])
+    spelled = sorted(name if bound == name else f"{name} as {bound}" for name, bound in imported)
+    line = f"from {RUNTIME_MODULE} import {', '.join(spelled)}{text.newline}"
     rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
     edits = import_edits(tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path) + edits
     new_source = text.splice(edits)
@@ -195,50 +215,201 @@ def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: Sour
     return out
 
 
+@dataclass(frozen=True)
+class _RuntimeNames:
+    custom_vjp: str
+    flat_class: str
+
+
+def _subclass_candidates(
+    classes: list[ast.ClassDef], candidates: list[_Candidate], index: ScopeIndex, text: SourceText
+) -> list[_Candidate]:
+    """Classes deriving from a Function class of the same scope (and from nothing else):
+    flattened together with it, or left with it."""
+    by_node = {id(c.node): c for c in candidates if c.kind == "class"}
+    out = []
+    for cls in classes:  # source order: a base comes before its subclasses
+        if id(cls) in by_node or len(cls.bases) != 1 or cls.keywords or not isinstance(cls.bases[0], ast.Name):
+            continue
+        outer, _ = index.class_scopes[id(cls)]
+        bindings = outer.bindings.get(cls.bases[0].id, ())
+        if index.lookup(cls.bases[0].id, outer) is not outer or len(bindings) != 1:
+            continue
+        base = by_node.get(id(bindings[0].node))
+        if base is None:
+            continue
+        first_line = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+        line, col = text.class_name_position(cls)
+        candidate = _Candidate("class", cls.name, first_line, cls.end_lineno, (line, col, col + len(cls.name)), cls, base=base)
+        by_node[id(cls)] = candidate
+        out.append(candidate)
+    return out
+
+
+def _root(candidate: _Candidate) -> _Candidate:
+    while candidate.base is not None:
+        candidate = candidate.base
+    return candidate
+
+
+def _flatten_family(
+    root: _Candidate,
+    candidates: list[_Candidate],
+    index: ScopeIndex,
+    text: SourceText,
+    taken: set[str],
+    names: _RuntimeNames,
+    parents: Parents,
+) -> list[tuple[int, int, str]]:
+    """Flatten a Function class and its same-scope subclasses, all or none: a subclass
+    left a Function cannot derive from a kept class, nor a flattened one from a Function."""
+    family = [c for c in candidates if _root(c) is root and c.outcome is None]
+    edits: list[tuple[int, int, str]] = []
+    for member in family:
+        try:
+            edits.extend(_flatten_class(member, family, index, text, taken, names, parents))
+        except Refuse as refuse:
+            member.outcome = refuse.refusal
+        except Exception as exc:  # an engine bug: this family stays as written, the others go on
+            member.outcome = _internal_refusal(exc)
+        if isinstance(member.outcome, Refusal):
+            for other in family:
+                if other is not member:
+                    other.outcome = Refusal("INL112", _family_reason(other, member), None)
+                    other.refusal_position = None
+            return []
+    return edits
+
+
+def _family_reason(other: _Candidate, failed: _Candidate) -> str:
+    if _derives(failed, other):
+        relation = "subclass"
+    elif _derives(other, failed):
+        relation = "base"
+    else:
+        relation = "sibling"
+    return f"its {relation} {failed.name} (line {failed.first_line}) cannot be flattened, and they stay or go together"
+
+
+def _derives(candidate: _Candidate, ancestor: _Candidate) -> bool:
+    base = candidate.base
+    while base is not None:
+        if base is ancestor:
+            return True
+        base = base.base
+    return False
+
+
 def _flatten_class(
-    candidate: _Candidate, index: ScopeIndex, text: SourceText, taken: set[str], runtime_name: str
+    candidate: _Candidate,
+    family: list[_Candidate],
+    index: ScopeIndex,
+    text: SourceText,
+    taken: set[str],
+    names: _RuntimeNames,
+    parents: Parents,
 ) -> list[tuple[int, int, str]]:
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
-    candidate.apply_sites = _apply_sites(candidate, index, text)
     block = parse_block(text, candidate.first_line, candidate.last_line, cls.lineno)
     assert isinstance(block.node, cst.ClassDef)
     _, body_scope = index.class_scopes[id(cls)]
+    uses = _uses(candidate, family, index, text, parents)
+    candidate.apply_sites = uses.apply_sites
+    base = candidate.base
+    inherited = base.inherited if base is not None else None
+    assert base is None or inherited is not None
+    owners = base.decorator_scopes if base is not None else {}
 
     def qualified(node: cst.CSTNode) -> set[str]:
         name = cst_dotted(node)
-        return index.qualify(name, body_scope) if name else set()
+        return index.qualify(name, owners.get(id(node), body_scope)) if name else set()
 
-    with _positions_from(candidate, block):
-        vjp = lower_function_class(block.node, qualified=qualified, taken=taken)
-    methods = [s for s in block.node.body.body if isinstance(s, cst.FunctionDef)]
-    check_no_new_names(vjp, methods, module_level=(runtime_name,))
+    blocks = [block, *_base_blocks(candidate)]
+    with _positions_from(candidate, *blocks):
+        vjp = lower_function_class(
+            block.node,
+            qualified=qualified,
+            taken=taken,
+            keep=uses.as_class,
+            # a class decorator may bind the name to something else than the class `cls` is
+            class_alias=candidate.name if uses.unique and not cls.decorator_list else None,
+            inherited=inherited,
+        )
+        candidate.inherited = _inherited_by_subclasses(candidate, block.node, inherited, qualified)
+    candidate.block = block
+    candidate.decorator_scopes = {**owners, **_decorator_scopes(candidate.inherited, block.node, body_scope)}
+    methods = [s for s in block.node.body.body if isinstance(s, cst.FunctionDef) and s.name.value in AUTOGRAD_MEMBERS]
+    methods += list(inherited.members.values()) if inherited else []
+    check_no_new_names(vjp, methods, module_level=(names.custom_vjp, names.flat_class))
     candidate.outcome = vjp
-    statements = emit(vjp, runtime_name, nested=block.wrapped, line_length=max(40, 88 - len(block.indent)))
+    statements = emit(
+        vjp, names.custom_vjp, nested=block.wrapped, line_length=max(40, 88 - len(block.indent)), flat_class=names.flat_class
+    )
     start = text.offset(candidate.first_line, 0)
     return [(start, text.line_end(candidate.last_line), block.render(statements))]
 
 
-def _apply_sites(candidate: _Candidate, index: ScopeIndex, text: SourceText) -> list[ast.Attribute]:
-    """The ``Name.apply`` attributes that certainly mean this class; refuse on any other use."""
-    outer, _ = index.class_scopes[id(candidate.node)]
-    unique = len(outer.bindings.get(candidate.name, ())) == 1
-    sites = []
-    for name, load_scope in index.loads:
-        if name.id != candidate.name or index.lookup(name.id, load_scope) is not outer:
-            continue
-        attribute = index.apply_attribute.get(id(name))
-        if attribute is None:
-            candidate.refusal_position = (
-                name.lineno,
-                text.char_column(name.lineno, name.col_offset),
-                name.end_lineno,
-                text.char_column(name.end_lineno, name.end_col_offset),
-            )
-            raise Refuse("INL112", "it is used as a class here (not through `.apply`), so it must stay a class", None)
-        if unique:
-            sites.append(attribute)
-    return sites
+def _uses(candidate: _Candidate, family: list[_Candidate], index: ScopeIndex, text: SourceText, parents: Parents):
+    """How the module uses the class (``class_uses``); a refusal points at the use.
+
+    Readable attributes are those its bases and its subclasses define: ``cls.hook`` in a
+    base may mean a subclass's hook (read from the base itself, it is missing either way).
+    """
+    cls = candidate.node
+    assert isinstance(cls, ast.ClassDef)
+    readable: set[str] = set()
+    related = [c for c in family if c is candidate or _derives(candidate, c) or _derives(c, candidate)]
+    for member in related:
+        readable |= set(index.class_scopes[id(member.node)][1].bindings)
+    readable -= AUTOGRAD_MEMBERS | FUNCTION_ATTRIBUTES
+    try:
+        return class_uses(cls, index, parents, readable=readable)
+    except RefuseAt as refuse:
+        at = refuse.at
+        candidate.refusal_position = (
+            at.lineno,
+            text.char_column(at.lineno, at.col_offset),
+            at.end_lineno,
+            text.char_column(at.end_lineno, at.end_col_offset),
+        )
+        raise
+
+
+def _inherited_by_subclasses(
+    candidate: _Candidate, node: cst.ClassDef, inherited: Inherited | None, qualified
+) -> Inherited:
+    body = split_class_body(node, is_classmethod=lambda expr: "builtins.classmethod" in qualified(expr))
+    members = {**(inherited.members if inherited else {}), **body.members}
+    generate_vmap_rule = body.generate_vmap_rule
+    if generate_vmap_rule is None and inherited is not None:
+        generate_vmap_rule = inherited.generate_vmap_rule
+    defines_symbolic = body.symbolic or (inherited is not None and inherited.symbolic_base is not None)
+    return Inherited(members, generate_vmap_rule, candidate.name if defines_symbolic else None)
+
+
+def _decorator_scopes(inherited: Inherited, node: cst.ClassDef, body_scope: Scope) -> dict[int, Scope]:
+    """Decorators of a class's own autograd members resolve in its body, also when a
+    subclass inherits them."""
+    own = [m for m in inherited.members.values() if any(m is s for s in node.body.body)]
+    scopes: dict[int, Scope] = {}
+    for member in own:
+        for decorator in member.decorators:
+            expr = decorator.decorator
+            scopes[id(expr)] = body_scope
+            if isinstance(expr, cst.Call):
+                scopes[id(expr.func)] = body_scope
+    return scopes
+
+
+def _base_blocks(candidate: _Candidate) -> list[Block]:
+    out = []
+    base = candidate.base
+    while base is not None:
+        if base.block is not None:
+            out.append(base.block)
+        base = base.base
+    return out
 
 
 # -- autograd_function_apply calls --------------------------------------------------
@@ -684,6 +855,8 @@ def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
         if candidate.kind == "class"
         else f"autograd_function_apply call is flattened into {candidate.name}"
     )
+    if isinstance(outcome, CustomVJP) and outcome.kept is not None:
+        what += "; it stays a class (its module uses it as one), whose apply is the flat callable"
     return Diagnostic(
         path, line, col + 1, "INL001", what, Severity.INFO, name=candidate.name, end_line=line, end_column=end_col + 1
     )

@@ -42,7 +42,7 @@ import torch.fx
 from inliner.runtime._contract import check_first_result, check_indices, first_call_checked
 from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
 
-__all__ = ["custom_vjp", "FlatFunction"]
+__all__ = ["custom_vjp", "FlatClass", "FlatFunction"]
 
 # Argument types that can be neither an fx proxy nor need a
 # functorch-aware carrier by themselves: calls made only of these take the fast path.
@@ -373,6 +373,37 @@ class FlatFunction:
     carriers: Callable[[], "Carriers"]  # the autograd.Function carriers, built on first use
 
 
+class FlatClass:
+    """The base of a flattened Function that its module still uses as a class.
+
+    When a Function's module reads class attributes (``F.scale``, ``F._helper(x)``),
+    stores the class (``self.fn_cls = F``), decorates it or derives from it, the rewrite
+    keeps a class of that name holding everything but the autograd members; its
+    ``apply`` is the flat callable (``apply = staticmethod(custom_vjp(...))``). Such a
+    class is not an ``autograd.Function``: a subclass written elsewhere, expecting one,
+    would silently run this class's forward and backward whatever it overrides, so every
+    subclass must define its own ``apply`` (the rewrite of a subclass in the same module
+    does) and any other raises a ``TypeError`` where it is defined.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "apply" in cls.__dict__:
+            return
+        flat = next((b for b in cls.__mro__[1:] if "apply" in b.__dict__), cls.__mro__[1])
+        raise TypeError(
+            f"class {cls.__qualname__} derives from {flat.__qualname__}, which inliner flattened in "
+            f"module {flat.__module__}: {flat.__qualname__} is no longer a torch.autograd.Function, "
+            f"so {cls.__qualname__} would run its forward and backward whatever it overrides. "
+            f"Exclude {flat.__module__} from the rewrite, or define {cls.__qualname__} in that module."
+        )
+
+
+def _unwrap_staticmethod(fn: Any) -> Any:
+    """A class body's ``symbolic`` is the staticmethod object itself, not its function."""
+    return fn.__func__ if isinstance(fn, staticmethod) else fn
+
+
 class Carriers:
     """The carriers of one flat function (see the module docstring)."""
 
@@ -404,6 +435,7 @@ def custom_vjp(
     vmap: Callable | None = None,
     jvp: Callable | None = None,
     saved_for_forward_idx: Sequence[int] = (),
+    symbolic: Callable | None = None,
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
@@ -428,6 +460,8 @@ def custom_vjp(
       paths, after a return, or more than once; bwd reads the saved slots of its residuals
       where the original read them, and the carriers pass a ``SavedOnDemand`` that reads
       ``ctx.saved_tensors`` at each such access.
+    - ``symbolic``: the original's ONNX ``symbolic(g, *inputs)``, put on every carrier,
+      where the TorchScript-based ``torch.onnx.export`` looks for it.
 
     Nothing is built here but the flat function: the carriers are made on its first
     call, so importing a module with many flattened Functions stays cheap.
@@ -463,6 +497,7 @@ def custom_vjp(
         vmap=vmap,
         jvp=jvp,
         fsaved_idx=tuple(saved_for_forward_idx),
+        symbolic=_unwrap_staticmethod(symbolic),
     )
     built: list[Carriers] = []
     eager_apply: list[Callable] = []  # what the fast path calls, once built (the hot path)
@@ -691,6 +726,8 @@ def _build_carriers(spec: Any) -> Carriers:
         namespace["vmap"] = staticmethod(spec.vmap)
     if spec.jvp is not None:
         namespace["jvp"] = staticmethod(_jvp_method(spec.jvp, fsaved_idx))
+    if spec.symbolic is not None:
+        namespace["symbolic"] = staticmethod(spec.symbolic)
     functorch = type(name, (torch.autograd.Function,), namespace)
 
     def functorch_apply(*args: Any, **kwargs: Any) -> Any:
@@ -743,6 +780,7 @@ def _build_carriers(spec: Any) -> Carriers:
                 "forward": staticmethod(eager_forward),
                 "backward": staticmethod(eager_backward),
                 **({"jvp": staticmethod(eager_jvp)} if eager_jvp is not None else {}),
+                **({"symbolic": staticmethod(spec.symbolic)} if spec.symbolic is not None else {}),
                 "__module__": spec.module,
                 "__qualname__": name,
             },

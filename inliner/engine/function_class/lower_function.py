@@ -16,7 +16,8 @@ from typing import Callable
 import libcst as cst
 
 from inliner.engine.analysis.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
-from inliner.engine.model import CustomVJP, Refuse, VJPSpec
+from inliner.engine.function_class.kept_class import split_class_body
+from inliner.engine.model import CustomVJP, KeptClass, Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
@@ -50,50 +51,50 @@ class _Residual:
     defined_by: list[int] = field(default_factory=list)  # ids of small statements that assign it
 
 
+@dataclass
+class Inherited:
+    """What a subclass of a flattened Function in the same module takes from its bases."""
+
+    members: dict[str, cst.FunctionDef]
+    generate_vmap_rule: cst.BaseExpression | None
+    symbolic_base: str | None  # the direct base, if some base defines ``symbolic``
+
+
 def lower_function_class(
-    cls: cst.ClassDef, *, qualified: QualifiedNames, taken: set[str]
+    cls: cst.ClassDef,
+    *,
+    qualified: QualifiedNames,
+    taken: set[str],
+    keep: bool = False,
+    class_alias: str | None = None,
+    inherited: Inherited | None = None,
 ) -> CustomVJP:
+    """Lower ``cls``; with ``keep`` (or when its body needs one) a plain class stays too.
+
+    ``class_alias`` is the name that certainly means this class where the flat functions
+    run (a classmethod member's ``cls`` is renamed to it); ``inherited`` are the members
+    of its flattened bases, for a subclass in the same module.
+    """
     name = cls.name.value
-    if cls.decorators:
-        raise Refuse("INL105", f"class {name} has class decorators", cls)
     if cls.keywords:
         raise Refuse("INL105", f"class {name} passes keywords (a metaclass?) to its bases", cls)
     if len(cls.bases) != 1:
         raise Refuse("INL105", f"class {name} has more than one base class", cls)
 
-    members: dict[str, cst.FunctionDef] = {}
-    docstring: cst.SimpleStatementLine | None = None
-    generate_vmap_rule: cst.BaseExpression | None = None
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-    for index, stmt in enumerate(body):
-        if isinstance(stmt, cst.FunctionDef):
-            member = stmt.name.value
-            if member not in _MEMBERS:
-                raise Refuse("INL105", f"class {name} defines `{member}`, which the flat form cannot carry", stmt)
-            if member in members:
-                raise Refuse("INL105", f"class {name} defines `{member}` twice", stmt)
-            members[member] = stmt
-            continue
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
-                    docstring = stmt
-                elif isinstance(small, cst.Pass):
-                    pass
-                elif (
-                    isinstance(small, cst.Assign)
-                    and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Name)
-                    and small.targets[0].target.value == "generate_vmap_rule"
-                ):
-                    generate_vmap_rule = small.value
-                else:
-                    raise Refuse("INL105", f"class {name} has a class-level statement the flat form cannot carry", small)
-            continue
-        raise Refuse("INL105", f"class {name} has a class-level statement the flat form cannot carry", stmt)
+    body = split_class_body(cls, is_classmethod=lambda expr: "builtins.classmethod" in qualified(expr))
+    members = {**(inherited.members if inherited else {}), **body.members}
+    docstring = body.docstring
+    generate_vmap_rule = body.generate_vmap_rule
+    if generate_vmap_rule is None and inherited is not None:
+        generate_vmap_rule = inherited.generate_vmap_rule
+    keep = keep or body.needs_class or bool(cls.decorators) or inherited is not None
 
     for member, func in list(members.items()):
-        members[member] = _classmethod_as_static(func, qualified, name)
+        used = names_in(func) & {"super", "__class__"}
+        if used:
+            # both need the class cell of a method; a module-level function has none
+            raise Refuse("INL105", f"class {name}: `{member}` uses `{sorted(used)[0]}`", func)
+        members[member] = _classmethod_as_static(func, qualified, name, class_alias)
 
     forward = members.get("forward")
     if forward is None:
@@ -130,8 +131,14 @@ def lower_function_class(
     spec.forward_decorators = forward_decorators
     spec.backward_decorators = backward_decorators
     spec.generate_vmap_rule = generate_vmap_rule
-
-    if docstring is not None:
+    kept = None
+    if keep:
+        kept = KeptClass(cls.with_changes(body=cls.body.with_changes(body=body.kept)), replace_base=inherited is None)
+        if body.symbolic:
+            spec.symbolic = cst.Name("symbolic")
+        elif inherited is not None and inherited.symbolic_base is not None:
+            spec.symbolic = cst.Attribute(cst.Name(inherited.symbolic_base), cst.Name("symbolic"))
+    elif docstring is not None:
         fwd_def = _with_docstring(fwd_def, docstring)
 
     extra: list[cst.FunctionDef] = list(lowering.extra)
@@ -148,6 +155,7 @@ def lower_function_class(
         spec=spec,
         extra=extra,
         leading_lines=tuple(cls.leading_lines),
+        kept=kept,
     )
 
 
@@ -180,8 +188,11 @@ def _decorators(
     return tuple(kept)
 
 
-def _classmethod_as_static(func: cst.FunctionDef, qualified: QualifiedNames, cls_name: str) -> cst.FunctionDef:
-    """``@classmethod def backward(cls, ctx, ...)`` that never uses ``cls`` is a staticmethod in disguise."""
+def _classmethod_as_static(
+    func: cst.FunctionDef, qualified: QualifiedNames, cls_name: str, class_alias: str | None
+) -> cst.FunctionDef:
+    """``@classmethod def backward(cls, ctx, ...)`` is a staticmethod whose ``cls`` is the class:
+    where it is used, it is renamed to ``class_alias``, the name that means the class."""
     for i, decorator in enumerate(func.decorators):
         expr = decorator.decorator
         if not (isinstance(expr, cst.Name) and "builtins.classmethod" in qualified(expr)):
@@ -190,12 +201,25 @@ def _classmethod_as_static(func: cst.FunctionDef, qualified: QualifiedNames, cls
         if not params:
             raise Refuse("INL109", f"class {cls_name}: classmethod `{func.name.value}` takes no cls", func)
         cls_param = params[0].name.value
-        if cls_param in names_in(func.body):
-            raise Refuse("INL105", f"class {cls_name}: `{func.name.value}` uses `{cls_param}`, the class itself", func)
         static = decorator.with_changes(decorator=cst.Name("staticmethod"))
         decorators = [*func.decorators[:i], static, *func.decorators[i + 1 :]]
-        return func.with_changes(decorators=decorators, params=_params_without_first(func.params))
+        func = func.with_changes(decorators=decorators, params=_params_without_first(func.params))
+        if cls_param in names_in(func):
+            func = _rename_cls(func, cls_param, cls_name, class_alias)
+        return func
     return func
+
+
+def _rename_cls(func: cst.FunctionDef, cls_param: str, cls_name: str, class_alias: str | None) -> cst.FunctionDef:
+    role = func.name.value
+    if class_alias is None:
+        raise Refuse(
+            "INL105", f"class {cls_name}: `{role}` uses `{cls_param}`, and no name certainly means the class where it runs", func
+        )
+    stores = analyse(func, None).stores
+    if cls_param in stores or class_alias in stores or class_alias in _param_names(func.params):
+        raise Refuse("INL105", f"class {cls_name}: `{role}` rebinds `{cls_param}` or `{class_alias}`", func)
+    return rename(func, {cls_param: class_alias})
 
 
 def _with_docstring(func: cst.FunctionDef, docstring: cst.SimpleStatementLine) -> cst.FunctionDef:

@@ -15,6 +15,7 @@ from typing import Callable
 
 import libcst as cst
 
+from inliner.decorators import DecoratorReader, DecoratorUse, check_ctx_reads, check_evaluation_order, member_expressions
 from inliner.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
 from inliner.model import CustomVJP, Refuse, VJPSpec
 from inliner.names import fresh, names_in, rename, snake_case, unpack_statement
@@ -37,10 +38,6 @@ _RESERVED_ATTRS = {
 _CTX_CALLS = {"save_for_backward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads"}
 
 
-def _is_torch_decorator(qnames: set[str], leaf: str) -> bool:
-    return any(q.startswith("torch.") and q.rsplit(".", 1)[-1] == leaf for q in qnames)
-
-
 @dataclass
 class _Residual:
     kind: str  # "saved" | "attr" | "group"
@@ -51,7 +48,7 @@ class _Residual:
 
 
 def lower_function_class(
-    cls: cst.ClassDef, *, qualified: QualifiedNames, taken: set[str]
+    cls: cst.ClassDef, *, qualified: QualifiedNames, taken: set[str], decorators: DecoratorReader
 ) -> CustomVJP:
     name = cls.name.value
     if cls.decorators:
@@ -62,6 +59,7 @@ def lower_function_class(
         raise Refuse("INL105", f"class {name} has more than one base class", cls)
 
     members: dict[str, cst.FunctionDef] = {}
+    order: list[str] = []  # the members (and generate_vmap_rule) in class-body order
     docstring: cst.SimpleStatementLine | None = None
     generate_vmap_rule: cst.BaseExpression | None = None
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
@@ -73,6 +71,7 @@ def lower_function_class(
             if member in members:
                 raise Refuse("INL105", f"class {name} defines `{member}` twice", stmt)
             members[member] = stmt
+            order.append(member)
             continue
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
@@ -87,6 +86,7 @@ def lower_function_class(
                     and small.targets[0].target.value == "generate_vmap_rule"
                 ):
                     generate_vmap_rule = small.value
+                    order.append("generate_vmap_rule")
                 else:
                     raise Refuse("INL105", f"class {name} has a class-level statement the flat form cannot carry", small)
             continue
@@ -104,31 +104,25 @@ def lower_function_class(
     if backward is None:
         raise Refuse("INL105", f"class {name} has no backward (or vjp)", cls)
 
-    forward_decorators = _decorators(forward, qualified, {"custom_fwd"}, name)
-    backward_decorators = _decorators(backward, qualified, {"custom_bwd", "once_differentiable"}, name)
+    forward_uses, backward_uses = _replayed_decorators(name, members, order, generate_vmap_rule, decorators)
 
     base = snake_case(name)
     fwd_name = fresh(f"{base}_fwd", taken)
     bwd_name = fresh(f"{base}_bwd", taken)
 
     if "setup_context" in members:
-        if forward_decorators:
-            raise Refuse(
-                "INL106",
-                f"class {name}: custom_fwd on a setup_context forward is broken in torch itself; fix the original first",
-                forward,
-            )
         lowering = _SetupContextLowering(name, forward, members["setup_context"], backward)
     else:
         lowering = _CombinedLowering(name, forward, backward)
     jvp = members.get("jvp")
     if jvp is not None:
-        _decorators(jvp, qualified, set(), name)
         lowering.jvp = jvp
         lowering.jvp_name = fresh(f"{base}_jvp", taken)
     fwd_def, bwd_def, spec = lowering.lower(fwd_name, bwd_name)
-    spec.forward_decorators = forward_decorators
-    spec.backward_decorators = backward_decorators
+    spec.forward_decorators = tuple(use.expr for use in forward_uses)
+    spec.backward_decorators = tuple(use.expr for use in backward_uses)
+    spec.decorators = (*forward_uses, *backward_uses)
+    spec.backward_name = backward.name.value
     spec.generate_vmap_rule = generate_vmap_rule
 
     if docstring is not None:
@@ -137,7 +131,6 @@ def lower_function_class(
     extra: list[cst.FunctionDef] = list(lowering.extra)
     vmap = members.get("vmap")
     if vmap is not None:
-        _decorators(vmap, qualified, set(), name)
         spec.vmap = fresh(f"{base}_vmap", taken)
         extra.append(vmap.with_changes(name=cst.Name(spec.vmap), decorators=()))
 
@@ -151,33 +144,69 @@ def lower_function_class(
     )
 
 
-def _decorators(
-    func: cst.FunctionDef, qualified: QualifiedNames, allowed: set[str], cls_name: str
-) -> tuple[cst.BaseExpression, ...]:
-    is_static = False
-    kept: list[cst.BaseExpression] = []
-    for decorator in func.decorators:
-        expr = decorator.decorator
-        target = expr.func if isinstance(expr, cst.Call) else expr
-        qnames = qualified(target)
-        if "builtins.staticmethod" in qnames or (isinstance(expr, cst.Name) and expr.value == "staticmethod" and not qnames):
-            is_static = True
-            continue
-        leaf = next((a for a in allowed if _is_torch_decorator(qnames, a)), None)
-        if leaf is None:
-            raise Refuse(
-                "INL106",
-                f"class {cls_name}: decorator on `{func.name.value}` is not one the engine understands",
-                decorator,
+def _replayed_decorators(
+    name: str,
+    members: dict[str, cst.FunctionDef],
+    order: list[str],
+    generate_vmap_rule: cst.BaseExpression | None,
+    read: DecoratorReader,
+) -> tuple[tuple[DecoratorUse, ...], tuple[DecoratorUse, ...]]:
+    """The decorators of forward and backward, which the carriers replay; refuses those
+    (and any on the other members) whose replay would not be exact (``inliner.decorators``)."""
+    forward = members["forward"]
+    backward = members.get("backward") or members["vjp"]
+    forward_uses = read.read(forward, replayable=True)
+    backward_uses = read.read(backward, replayable=True)
+    for other in ("setup_context", "jvp", "vmap"):
+        if other in members:
+            read.read(members[other], replayable=False)
+    if "setup_context" in members and forward_uses:
+        if any(use.kind in ("known", "alias") for use in forward_uses):
+            reason = "custom_fwd on a setup_context forward is broken in torch itself; fix the original first"
+        else:
+            reason = (
+                "a decorator on a setup_context-style forward is not replayed (it takes no ctx, and "
+                "torch fills apply's defaults from the decorated signature)"
             )
-        kept.append(expr)
-    if not is_static:
-        raise Refuse(
-            "INL105",
-            f"class {cls_name}: `{func.name.value}` is not a @staticmethod (legacy or classmethod Functions are not flattened)",
-            func,
-        )
-    return tuple(kept)
+        raise Refuse("INL106", f"class {name}: {reason}", forward_uses[0].expr)
+    setters = [forward, members["setup_context"]] if "setup_context" in members else [forward]
+    check_ctx_reads(name, (*forward_uses, *backward_uses), set().union(*map(_ctx_attributes_set, setters)))
+    others = {member: member_expressions(func) for member, func in members.items()}
+    if generate_vmap_rule is not None:
+        others["generate_vmap_rule"] = [generate_vmap_rule]
+    uses = {forward.name.value: forward_uses, backward.name.value: backward_uses}
+    check_evaluation_order(name, order, uses, others, read.qualified)
+    return forward_uses, backward_uses
+
+
+def _ctx_attributes_set(forward: cst.FunctionDef) -> set[str]:
+    """Names of the attributes forward sets on its first parameter (ctx)."""
+    params = forward.params.posonly_params or forward.params.params
+    if not params:
+        return set()
+    ctx = params[0].name.value
+    found: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            for target in _targets(node.target):
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == ctx:
+                    found.add(target.attr.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self.visit_AssignTarget(cst.AssignTarget(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self.visit_AssignTarget(cst.AssignTarget(node.target))
+
+    forward.body.visit(Visitor())
+    return found - _RESERVED_ATTRS
+
+
+def _targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [t for e in target.elements for t in _targets(e.value)]
+    return [target]
 
 
 def _classmethod_as_static(func: cst.FunctionDef, qualified: QualifiedNames, cls_name: str) -> cst.FunctionDef:

@@ -9,8 +9,12 @@ replay what ``ctx`` did. ``inliner.emit`` prints it; nothing else does.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
+
+if TYPE_CHECKING:
+    from inliner.decorators import DecoratorUse
 
 
 @dataclass
@@ -25,6 +29,10 @@ class VJPSpec:
     fill_defaults: bool = False
     forward_decorators: tuple[cst.BaseExpression, ...] = ()
     backward_decorators: tuple[cst.BaseExpression, ...] = ()
+    #: what each of those is (``inliner.decorators``): not emitted, read by whoever decides
+    #: how the flat callable may be compiled
+    decorators: tuple["DecoratorUse", ...] = ()
+    backward_name: str = "backward"  # the original's name for it (``vjp``), which a decorator may read
     bwd_needs_input_grad: bool = False
     bwd_reads_saved: bool = True
     generate_vmap_rule: cst.BaseExpression | None = None

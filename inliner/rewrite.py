@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from inliner.decorators import DecoratorReader
 from inliner.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 from inliner.emit import emit
 from inliner.engine import FlattenResult, Selection
@@ -27,7 +28,6 @@ from inliner.hop_calls import HopCall, annotate_parents, find_calls, remaining_l
 from inliner.lower_function import lower_function_class
 from inliner.lower_hop import lower_hop
 from inliner.model import CustomVJP, Refusal, Refuse
-from inliner.names import dotted as cst_dotted
 from inliner.names import fresh, snake_case
 from inliner.scopes import ScopeIndex, dotted
 from inliner.source import SourceText, parse_block
@@ -200,12 +200,9 @@ def _flatten_class(
     assert isinstance(block.node, cst.ClassDef)
     _, body_scope = index.class_scopes[id(cls)]
 
-    def qualified(node: cst.CSTNode) -> set[str]:
-        name = cst_dotted(node)
-        return index.qualify(name, body_scope) if name else set()
-
+    decorators = DecoratorReader(index, body_scope, candidate.name)
     with _positions_from(candidate, block):
-        vjp = lower_function_class(block.node, qualified=qualified, taken=taken)
+        vjp = lower_function_class(block.node, qualified=decorators.qualified, taken=taken, decorators=decorators)
     methods = [s for s in block.node.body.body if isinstance(s, cst.FunctionDef)]
     check_no_new_names(vjp, methods, module_level=(runtime_name,))
     candidate.outcome = vjp

@@ -39,6 +39,9 @@ from typing import Any, Callable, Iterable, Sequence
 import torch
 import torch.fx
 
+from inliner.replay import CtxStandIn as _CtxStandIn
+from inliner.replay import Decorated
+
 __all__ = ["custom_vjp", "FlatFunction"]
 
 # Argument types that can be neither an fx proxy nor need a
@@ -129,10 +132,6 @@ def _bind_keywords(forward: Callable, args: tuple, kwargs: dict) -> tuple:
         if slots[index] is empty:
             raise TypeError(f"forward() missing required argument: '{names[index]}' (position {index})")
     return tuple(slots)
-
-
-class _CtxStandIn:
-    """What forward decorators (``custom_fwd``) see as ``ctx``; its attributes move to the real ctx."""
 
 
 def _flat_outputs(output: Any) -> tuple:
@@ -347,6 +346,7 @@ def custom_vjp(
     fill_defaults: bool = False,
     forward_decorators: Sequence[Callable] = (),
     backward_decorators: Sequence[Callable] = (),
+    backward_name: str = "backward",
     bwd_needs_input_grad: bool = False,
     bwd_reads_saved: bool = True,
     generate_vmap_rule: bool = False,
@@ -367,7 +367,10 @@ def custom_vjp(
     - ``fill_defaults``: True for originals in the setup_context style (torch fills
       forward's defaults before apply); False for the combined style (it does not).
     - ``forward_decorators`` / ``backward_decorators``: the original's decorators, in
-      source order (``custom_fwd``, ``custom_bwd``, ``once_differentiable``...).
+      source order (``custom_fwd``, ``custom_bwd``, ``once_differentiable``, or any
+      other), applied here, once, as the original's class body applied them
+      (``inliner.replay``); a setup_context-style forward takes none. ``backward_name``
+      is what the decorated backward was called (``vjp``), for decorators that read it.
     - ``bwd_needs_input_grad``: pass ``needs_input_grad=ctx.needs_input_grad`` to bwd.
     - ``jvp(residuals, *tangents)``: the forward-mode rule, if the original had one;
       ``saved_for_forward_idx`` are the residuals it sent through ``ctx.save_for_forward``.
@@ -375,9 +378,12 @@ def custom_vjp(
       so neither does the carrier (reading runs the version check); those residual slots
       reach bwd as None.
 
-    Nothing is built here but the flat function: the carriers are made on its first
-    call, so importing a module with many flattened Functions stays cheap.
+    Nothing is built here but the flat function (and the decorated trampolines, if the
+    original had decorators): the carriers are made on its first call, so importing a
+    module with many flattened Functions stays cheap.
     """
+    if forward_decorators and fill_defaults:
+        raise TypeError(f"custom_vjp {name}: a setup_context-style forward (fill_defaults=True) takes no ctx to decorate")
     spec = _Spec(
         fwd=fwd,
         bwd=bwd,
@@ -398,6 +404,11 @@ def custom_vjp(
         jvp=jvp,
         fsaved_idx=tuple(saved_for_forward_idx),
     )
+    spec.decorated = None
+    if forward_decorators or backward_decorators:
+        spec.decorated = Decorated(
+            fwd, name, spec.module, spec.forward_decorators, spec.backward_decorators, backward_name
+        )
     built: list[Carriers] = []
     eager_apply: list[Callable] = []  # what the fast path calls, once built (the hot path)
     plain_types = _PLAIN_TYPES
@@ -458,12 +469,14 @@ def custom_vjp(
 
 def _cast_inputs_of(decorators: Sequence[Callable]) -> tuple[str, Any] | None:
     """``(device_type, dtype)`` of a ``torch.amp.custom_fwd(cast_inputs=dtype)`` decorator
-    (``torch.cuda.amp.custom_fwd`` makes the same partial), if there is one."""
-    for decorator in decorators:
-        if isinstance(decorator, functools.partial) and decorator.func is torch.amp.custom_fwd:
-            cast_inputs = decorator.keywords.get("cast_inputs")
-            if cast_inputs is not None:
-                return decorator.keywords.get("device_type", "cuda"), cast_inputs
+    (``torch.cuda.amp.custom_fwd`` makes the same partial) that is the outermost one: only
+    then is casting first what the original did (another decorator outside it would see
+    the inputs before the cast)."""
+    decorator = decorators[0] if decorators else None
+    if isinstance(decorator, functools.partial) and decorator.func is torch.amp.custom_fwd:
+        cast_inputs = decorator.keywords.get("cast_inputs")
+        if cast_inputs is not None:
+            return decorator.keywords.get("device_type", "cuda"), cast_inputs
     return None
 
 
@@ -497,16 +510,15 @@ class _Spec:
 
 
 def _decorated_forward(spec: Any) -> Callable:
-    """``fwd`` behind the original's forward decorators, called as ``(ctx, *args)``."""
+    """``fwd`` behind the original's forward decorators, called as ``(ctx, *args)`` with a stand-in ctx."""
+    if spec.decorated is not None:
+        return spec.decorated.forward
     fwd = spec.fwd
 
     def call_fwd(holder: _CtxStandIn, *args: Any, **kwargs: Any) -> Any:
         return fwd(*args, **kwargs)
 
-    decorated = call_fwd
-    for decorator in reversed(spec.forward_decorators):
-        decorated = decorator(decorated)
-    return decorated
+    return call_fwd
 
 
 def _build_carriers(spec: Any) -> Carriers:
@@ -586,8 +598,9 @@ def _build_carriers(spec: Any) -> Carriers:
         return bwd(tuple(residuals), *grads)
 
     decorated_bwd = backward
-    for decorator in reversed(spec.backward_decorators):
-        decorated_bwd = decorator(decorated_bwd)
+    if spec.decorated is not None:
+        spec.decorated.functorch_backward = backward
+        decorated_bwd = spec.decorated.backward
 
     forward = _forward_with_signature(fwd, run)
     if not spec.fill_defaults:
@@ -652,10 +665,9 @@ def _build_carriers(spec: Any) -> Carriers:
             fsaved_idx=fsaved_idx,
             jvp=spec.jvp,
         )
-        for decorator in reversed(spec.forward_decorators):
-            eager_forward = decorator(eager_forward)
-        for decorator in reversed(spec.backward_decorators):
-            eager_backward = decorator(eager_backward)
+        if spec.decorated is not None:
+            spec.decorated.eager_forward, eager_forward = eager_forward, spec.decorated.forward
+            spec.decorated.eager_backward, eager_backward = eager_backward, spec.decorated.backward
         eager = type(
             name,
             (torch.autograd.Function,),
@@ -667,6 +679,10 @@ def _build_carriers(spec: Any) -> Carriers:
                 "__qualname__": name,
             },
         )
+    if spec.decorated is not None:
+        spec.decorated.eager_ctx = eager._backward_cls
+        if spec.fill_defaults:
+            spec.decorated.eager_backward = backward
     return Carriers(eager, functorch, functorch_apply)
 
 

@@ -284,8 +284,8 @@ def flat_callables(module: Any) -> dict[str, Callable]:
 @functools.lru_cache(maxsize=None)
 def modules(case: str) -> tuple[Any, Any]:
     """(original module, rewritten module), loaded once per process."""
-    original = load_module((GOLDEN / case / "input.py").read_text(), f"{case}_tracer_original")
-    rewritten = load_module((GOLDEN / case / "output.py").read_text(), f"{case}_tracer_rewritten")
+    original = load_module((GOLDEN / case / "input.py").read_text(), f"{case}_tracer_original", GOLDEN / case)
+    rewritten = load_module((GOLDEN / case / "output.py").read_text(), f"{case}_tracer_rewritten", GOLDEN / case)
     return original, rewritten
 
 

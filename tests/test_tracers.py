@@ -81,10 +81,13 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
         for d in DRIVERS
         if d not in INDUCTOR_DRIVERS
     },
-    ("fx_symbolic_trace", "amp_decorators/autocast"): (
-        "fx records no autocast context manager: the traced graph runs without autocast "
-        "(the original fails to trace: Proxy object cannot be iterated)"
-    ),
+    **{
+        ("fx_symbolic_trace", driver): (
+            "fx records no autocast context manager: the traced graph runs without autocast "
+            "(the original fails to trace: Proxy object cannot be iterated)"
+        )
+        for driver in ("amp_decorators/autocast", "decorator_amp_aliases/Mm")
+    },
 }
 
 # Where the rewrite is known to fail a row, with the measured reason (asserted, so a
@@ -157,6 +160,7 @@ SCENARIOS_NOT_TRACED: dict[tuple[str, str], str] = {
 SCENARIOS_DRIVEN: dict[str, set[str]] = {
     "aliases_and_module": {"scenario_module"},
     "amp_decorators": {"scenario_plain", "scenario_autocast"},
+    "decorator_amp_aliases": {"scenario_plain", "scenario_autocast", "scenario_cuda_alias"},
     "attrs_and_rebinding": {"scenario_attrs"},
     "basic_linear": {"scenario_basic"},
     "defaults_and_kwargs": {"scenario_defaults"},

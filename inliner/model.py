@@ -9,12 +9,9 @@ replay what ``ctx`` did. ``inliner.emit`` prints it; nothing else does.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 import libcst as cst
-
-if TYPE_CHECKING:
-    from inliner.decorators import DecoratorUse
 
 
 @dataclass
@@ -29,9 +26,9 @@ class VJPSpec:
     fill_defaults: bool = False
     forward_decorators: tuple[cst.BaseExpression, ...] = ()
     backward_decorators: tuple[cst.BaseExpression, ...] = ()
-    #: what each of those is (``inliner.decorators``): not emitted, read by whoever decides
-    #: how the flat callable may be compiled
-    decorators: tuple["DecoratorUse", ...] = ()
+    #: what each of those is (``inliner.decorators.DecoratorUse``): not emitted, read by
+    #: whoever decides how the flat callable may be compiled
+    decorators: tuple[Any, ...] = ()
     backward_name: str = "backward"  # the original's name for it (``vjp``), which a decorator may read
     bwd_needs_input_grad: bool = False
     bwd_reads_saved: bool = True

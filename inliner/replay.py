@@ -36,12 +36,15 @@ class Decorated:
     def __init__(
         self,
         fwd: Callable,
+        signature: tuple[list[str], list[str], dict[str, Any]],
         name: str,
         module: str,
         forward_decorators: Sequence[Callable],
         backward_decorators: Sequence[Callable],
         backward_name: str = "backward",
     ) -> None:
+        """``signature``: ``fwd``'s parameter list as source text, the matching call
+        arguments and the defaults they reference (``__defaults[...]``)."""
         self.eager_forward: Callable | None = None  # the eager carrier's undecorated forward
         self.eager_ctx: type | None = None  # the eager carrier's ctx type
         self.eager_backward: Callable | None = None
@@ -50,7 +53,7 @@ class Decorated:
         # what the original's methods were called: a decorator may read it (``fn.__qualname__``)
         scope = fwd.__qualname__.rpartition(".")[0]  # where the class stood, e.g. "make.<locals>"
         owner = f"{scope}.{name}" if scope else name
-        forward = _forward_trampoline(fwd, self)
+        forward = _forward_trampoline(fwd, signature, self)
         forward.__qualname__ = f"{owner}.forward"
         forward.__module__ = module
         self.forward = _apply(forward_decorators, forward)
@@ -79,12 +82,10 @@ def _apply(decorators: Sequence[Callable], function: Callable) -> Callable:
     return function
 
 
-def _forward_trampoline(fwd: Callable, decorated: Decorated) -> Callable:
+def _forward_trampoline(fwd: Callable, signature: tuple[list[str], list[str], dict[str, Any]], decorated: Decorated) -> Callable:
     """``forward(ctx, <fwd's parameters>)``: ``fwd`` itself for a stand-in ctx, else the
     eager carrier's forward (which saves, marks and returns what the original did)."""
-    from inliner.runtime import _compile, _signature_parts
-
-    params, call, defaults, _ = _signature_parts(fwd)
+    params, call, defaults = signature
     ctx = "ctx"
     while ctx in {p.lstrip("*").split("=")[0] for p in params}:
         ctx = "_" + ctx
@@ -96,4 +97,5 @@ def _forward_trampoline(fwd: Callable, decorated: Decorated) -> Callable:
         f"    return __decorated.eager_forward({', '.join([ctx, *call])})\n"
     )
     namespace: dict[str, Any] = {"__defaults": defaults, "__fwd": fwd, "__StandIn": CtxStandIn, "__decorated": decorated}
-    return _compile(src, f"<inliner decorated forward of {fwd.__qualname__}>", namespace, "forward")
+    exec(compile(src, f"<inliner decorated forward of {fwd.__qualname__}>", "exec"), namespace)
+    return namespace["forward"]

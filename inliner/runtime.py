@@ -406,8 +406,15 @@ def custom_vjp(
     )
     spec.decorated = None
     if forward_decorators or backward_decorators:
+        params, call, defaults, _ = _signature_parts(fwd)
         spec.decorated = Decorated(
-            fwd, name, spec.module, spec.forward_decorators, spec.backward_decorators, backward_name
+            fwd,
+            (params, call, defaults),
+            name,
+            spec.module,
+            spec.forward_decorators,
+            spec.backward_decorators,
+            backward_name,
         )
     built: list[Carriers] = []
     eager_apply: list[Callable] = []  # what the fast path calls, once built (the hot path)
@@ -602,7 +609,15 @@ def _build_carriers(spec: Any) -> Carriers:
         spec.decorated.functorch_backward = backward
         decorated_bwd = spec.decorated.backward
 
-    forward = _forward_with_signature(fwd, run)
+    if spec.decorated is not None and not spec.fill_defaults:
+        # The decorators must see the inputs apply got, as in eager, not forward's defaults
+        # filled in (keywords are bound to positions before this carrier is applied).
+        def forward(*args: Any) -> Any:
+            return run(*args)
+
+        forward.__qualname__ = fwd.__qualname__
+    else:
+        forward = _forward_with_signature(fwd, run)
     if not spec.fill_defaults:
         # The combined style does not fill forward's defaults before apply.
         forward.__signature__ = inspect.Signature(

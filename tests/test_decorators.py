@@ -340,3 +340,28 @@ def test_each_load_of_a_golden_case_imports_its_helpers_afresh():
     first = load_module((case / "input.py").read_text(), "helpers_a", case)
     second = load_module((case / "input.py").read_text(), "helpers_b", case)
     assert first.RANGES is not second.RANGES
+
+
+def test_under_torch_func_a_decorator_sees_the_inputs_apply_got():
+    """Not forward's defaults filled in (found by the fuzzer: a wrapper taking ``*args`` only
+    met a keyword-only default passed as a keyword)."""
+    seen = []
+
+    def positional_only(fn):
+        def wrapper(*args):
+            seen.append(len(args))
+            return fn(*args)
+
+        return wrapper
+
+    def fwd(x, dims=(3,), *, bias_scale=1.0):
+        return x * len(dims) * bias_scale, ()
+
+    def bwd(residuals, g):
+        return g * 3
+
+    flat = custom_vjp(fwd, bwd, name="Op", forward_decorators=(positional_only,))
+    x = torch.randn(3)
+    eager = torch.autograd.grad(flat(x.requires_grad_()).sum(), x)[0]
+    assert torch.equal(torch.func.grad(lambda t: flat(t).sum())(x.detach()), eager)
+    assert seen == [2, 2]  # (ctx, x) both times

@@ -15,7 +15,7 @@ import textwrap
 import pytest
 import torch
 
-import inliner.rewrite
+import inliner.engine.rewrite
 from harness import load_module
 from inliner import flatten
 from inliner.runtime import custom_vjp
@@ -25,14 +25,14 @@ from inliner.runtime import custom_vjp
 def lowered(monkeypatch):
     """The ``CustomVJP`` of every class the engine flattens, by class name."""
     seen = {}
-    real = inliner.rewrite.lower_function_class
+    real = inliner.engine.rewrite.lower_function_class
 
     def capture(node, **kwargs):
         vjp = real(node, **kwargs)
         seen[node.name.value] = vjp
         return vjp
 
-    monkeypatch.setattr(inliner.rewrite, "lower_function_class", capture)
+    monkeypatch.setattr(inliner.engine.rewrite, "lower_function_class", capture)
     return seen
 
 
@@ -313,7 +313,7 @@ def test_real_ctx_in_eager_stand_in_under_torch_func():
     assert seen == ["ScaledBackward", "ScaledBackward"]
     seen.clear()
     torch.func.grad(lambda t: flat(t).sum())(x.detach())
-    assert seen[0] == "CtxStandIn" and len(seen) == 2
+    assert seen[0] == "_CtxStandIn" and len(seen) == 2
 
 
 def test_a_setup_context_forward_takes_no_decorator():

@@ -2,7 +2,7 @@
 
 Every decorator on ``forward`` or ``backward`` (``vjp``) is replayed: the emitted
 binding evaluates its expression once, where the class body did, and the runtime
-applies it once to the carriers' shared trampolines (``inliner.replay``), so it wraps
+applies it once to the carriers' shared trampolines (``inliner.runtime._replay``), so it wraps
 what it wrapped and sees the real ctx. What this module decides is whether replaying
 is exact, and records what each decorator is (``DecoratorUse.kind``), for the
 diagnostics and for whoever decides how the flat callable may be compiled:
@@ -38,9 +38,9 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
-from inliner.model import Refuse
-from inliner.names import dotted
-from inliner.scopes import Binding, Scope, ScopeIndex
+from inliner.engine.analysis.scopes import Binding, Scope, ScopeIndex
+from inliner.engine.model import Refuse
+from inliner.engine.names import dotted
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 

@@ -15,10 +15,16 @@ from typing import Callable
 
 import libcst as cst
 
-from inliner.decorators import DecoratorReader, DecoratorUse, check_ctx_reads, check_evaluation_order, member_expressions
-from inliner.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
-from inliner.model import CustomVJP, Refuse, VJPSpec
-from inliner.names import fresh, names_in, rename, snake_case, unpack_statement
+from inliner.engine.analysis.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
+from inliner.engine.function_class.decorators import (
+    DecoratorReader,
+    DecoratorUse,
+    check_ctx_reads,
+    check_evaluation_order,
+    member_expressions,
+)
+from inliner.engine.model import CustomVJP, Refuse, VJPSpec
+from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
@@ -152,7 +158,7 @@ def _replayed_decorators(
     read: DecoratorReader,
 ) -> tuple[tuple[DecoratorUse, ...], tuple[DecoratorUse, ...]]:
     """The decorators of forward and backward, which the carriers replay; refuses those
-    (and any on the other members) whose replay would not be exact (``inliner.decorators``)."""
+    (and any on the other members) whose replay would not be exact (``decorators``)."""
     forward = members["forward"]
     backward = members.get("backward") or members["vjp"]
     forward_uses = read.read(forward, replayable=True)

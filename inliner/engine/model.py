@@ -3,7 +3,7 @@
 A ``Function`` subclass and an ``autograd_function_apply`` call both become a
 ``CustomVJP``: a ctx-free ``fwd(*inputs) -> (outputs, residuals)``, a ctx-free
 ``bwd(residuals, *grads) -> grads`` and the static flags the runtime needs to
-replay what ``ctx`` did. ``inliner.emit`` prints it; nothing else does.
+replay what ``ctx`` did. ``inliner.engine.emit`` prints it; nothing else does.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class VJPSpec:
     fill_defaults: bool = False
     forward_decorators: tuple[cst.BaseExpression, ...] = ()
     backward_decorators: tuple[cst.BaseExpression, ...] = ()
-    #: what each of those is (``inliner.decorators.DecoratorUse``): not emitted, read by
+    #: what each of those is (``inliner.engine.function_class.decorators.DecoratorUse``): not emitted, read by
     #: whoever decides how the flat callable may be compiled
     decorators: tuple[Any, ...] = ()
     backward_name: str = "backward"  # the original's name for it (``vjp``), which a decorator may read

@@ -12,7 +12,7 @@ the original's (see docs/semantics.md §0).
 - The **setup_context carrier** is what ``torch.func`` transforms get (and what a
   setup_context-style original always uses), so ``grad``/``vjp``/``jacrev`` work even
   where the original was written in the combined ``forward(ctx, ...)`` style.
-- Under ``thunder.jit`` no carrier is used: ``inliner._thunder`` (loaded when thunder
+- Under ``thunder.jit`` no carrier is used: ``inliner.runtime._thunder`` (loaded when thunder
   is) gives each flat callable a thunder lookaside that traces ``fwd`` and ``bwd``
   directly, the way thunder handles the ``autograd_function_apply`` op.
 
@@ -39,8 +39,8 @@ from typing import Any, Callable, Iterable, Sequence
 import torch
 import torch.fx
 
-from inliner.replay import CtxStandIn as _CtxStandIn
-from inliner.replay import Decorated
+from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
+from inliner.runtime._replay import Decorated
 
 __all__ = ["custom_vjp", "FlatFunction"]
 
@@ -132,10 +132,6 @@ def _bind_keywords(forward: Callable, args: tuple, kwargs: dict) -> tuple:
         if slots[index] is empty:
             raise TypeError(f"forward() missing required argument: '{names[index]}' (position {index})")
     return tuple(slots)
-
-
-def _flat_outputs(output: Any) -> tuple:
-    return output if isinstance(output, tuple) else (output,)
 
 
 def _find_proxy(values: Iterable[Any]) -> Any:
@@ -369,7 +365,7 @@ def custom_vjp(
     - ``forward_decorators`` / ``backward_decorators``: the original's decorators, in
       source order (``custom_fwd``, ``custom_bwd``, ``once_differentiable``, or any
       other), applied here, once, as the original's class body applied them
-      (``inliner.replay``); a setup_context-style forward takes none. ``backward_name``
+      (``inliner.runtime._replay``); a setup_context-style forward takes none. ``backward_name``
       is what the decorated backward was called (``vjp``), for decorators that read it.
     - ``bwd_needs_input_grad``: pass ``needs_input_grad=ctx.needs_input_grad`` to bwd.
     - ``jvp(residuals, *tangents)``: the forward-mode rule, if the original had one;
@@ -731,22 +727,6 @@ def _view_saved_inputs(outputs: Any, args: tuple, residuals: tuple, saved_idx: t
     return tuple(view(o) for o in outputs) if isinstance(outputs, tuple) else view(outputs)
 
 
-def _repeats(
-    flat_out: Sequence, args: Sequence, dirty: Sequence[int], tensor_type: type = torch.Tensor
-) -> tuple[tuple[int, int], ...]:
-    """``(i, j)`` for every output position ``i`` whose tensor eager autograd hands out
-    again at ``j``, the last such position: a tensor made in forward (or a dirty input)
-    returned twice. An input returned as-is is not one: each position gets its own view.
-    ``tensor_type`` lets thunder's lookaside ask the same of its proxies."""
-    own_views = [a for i, a in enumerate(args) if isinstance(a, tensor_type) and i not in dirty]
-    last = {
-        id(o): j
-        for j, o in enumerate(flat_out)
-        if isinstance(o, tensor_type) and not any(o is a for a in own_views)
-    }
-    return tuple((i, last[id(o)]) for i, o in enumerate(flat_out) if last.get(id(o), i) != i)
-
-
 def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:
     kind, index, value = step
     if kind == "input" and index < len(inputs):
@@ -785,7 +765,7 @@ def _flush_allow_in_graph(dynamo: Any) -> None:
 
 
 def _register_with_thunder(fn: Callable, spec: Any) -> None:
-    """Give ``thunder.jit`` a lookaside for ``fn`` (``inliner._thunder``), now if thunder is
+    """Give ``thunder.jit`` a lookaside for ``fn`` (``inliner.runtime._thunder``), now if thunder is
     loaded, else right after it is first imported."""
     if "thunder" in sys.modules:
         _thunder_register(fn, spec)
@@ -796,7 +776,7 @@ def _register_with_thunder(fn: Callable, spec: Any) -> None:
 
 def _thunder_register(fn: Callable, spec: Any) -> None:
     try:
-        from inliner import _thunder
+        from inliner.runtime import _thunder
 
         _thunder.register(fn, spec, _decorated_forward(spec))
     except Exception as exc:  # a thunder whose internals moved must not break an import

@@ -18,16 +18,14 @@ The forward trampoline has ``fwd``'s parameter names after ``ctx``, so a decorat
 returns the function itself leaves torch 2.13 binding ``apply`` keywords by the
 original's names, as it did for the original.
 
-This module must not import libcst or black (rewritten code imports it through the runtime).
+It imports torch-free code only (rewritten code imports it through the runtime).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-
-class CtxStandIn:
-    """What forward decorators see as ``ctx`` where no carrier gives one; its attributes move to the real ctx."""
+from inliner.runtime._outputs import _CtxStandIn as CtxStandIn
 
 
 class Decorated:

@@ -37,8 +37,7 @@ def lowered(monkeypatch):
 
 
 def _function(forward_decorators: str = "", backward_decorators: str = "", name: str = "F") -> str:
-    return textwrap.dedent(
-        f"""
+    return textwrap.dedent(f"""
         class {name}(torch.autograd.Function):
             @staticmethod
             {forward_decorators}
@@ -49,8 +48,7 @@ def _function(forward_decorators: str = "", backward_decorators: str = "", name:
             {backward_decorators}
             def backward(ctx, g):
                 return g * 3
-        """
-    )
+        """)
 
 
 def _kinds(source: str, lowered: dict, name: str = "F") -> list[tuple[str, str, str, bool]]:
@@ -66,20 +64,48 @@ DEFS = "def tag(name):\n    return lambda fn: fn\n\n\ndef make(value=None):\n   
 @pytest.mark.parametrize(
     "prelude,forward,backward,expected",
     [
-        ("", "@torch.amp.custom_fwd(device_type='cpu')", "@once_differentiable",
-         [("forward", "known", "torch.amp.custom_fwd", False), ("backward", "known", "torch.autograd.function.once_differentiable", False)]),
+        (
+            "",
+            "@torch.amp.custom_fwd(device_type='cpu')",
+            "@once_differentiable",
+            [
+                ("forward", "known", "torch.amp.custom_fwd", False),
+                ("backward", "known", "torch.autograd.function.once_differentiable", False),
+            ],
+        ),
         ("cf = torch.cuda.amp.custom_fwd\n", "@cf", "", [("forward", "alias", "torch.cuda.amp.custom_fwd", False)]),
-        ("cf = functools.partial(torch.amp.custom_fwd, device_type='cuda')\n", "@cf(cast_inputs=torch.float32)", "",
-         [("forward", "alias", "torch.amp.custom_fwd", False)]),
-        ("from torch.cuda.amp import custom_bwd as cb\n", "", "@cb", [("backward", "known", "torch.cuda.amp.custom_bwd", False)]),
-        ("", "@torch.no_grad()", "@torch.enable_grad()",
-         [("forward", "context", "torch.no_grad", False), ("backward", "context", "torch.enable_grad", False)]),
+        (
+            "cf = functools.partial(torch.amp.custom_fwd, device_type='cuda')\n",
+            "@cf(cast_inputs=torch.float32)",
+            "",
+            [("forward", "alias", "torch.amp.custom_fwd", False)],
+        ),
+        (
+            "from torch.cuda.amp import custom_bwd as cb\n",
+            "",
+            "@cb",
+            [("backward", "known", "torch.cuda.amp.custom_bwd", False)],
+        ),
+        (
+            "",
+            "@torch.no_grad()",
+            "@torch.enable_grad()",
+            [("forward", "context", "torch.no_grad", False), ("backward", "context", "torch.enable_grad", False)],
+        ),
         ("", "@torch.autocast('cpu')", "", [("forward", "context", "torch.autocast", False)]),
-        ("", "@torch.compile", "@torch.compile(backend='eager')",
-         [("forward", "compile", "torch.compile", False), ("backward", "compile", "torch.compile", False)]),
+        (
+            "",
+            "@torch.compile",
+            "@torch.compile(backend='eager')",
+            [("forward", "compile", "torch.compile", False), ("backward", "compile", "torch.compile", False)],
+        ),
         ("", "@torch.compiler.disable", "", [("forward", "compile", "torch.compiler.disable", False)]),
-        ("from kernels.utils import ensure_contiguous\n", "@ensure_contiguous", "",
-         [("forward", "wrapper", "kernels.utils.ensure_contiguous", False)]),
+        (
+            "from kernels.utils import ensure_contiguous\n",
+            "@ensure_contiguous",
+            "",
+            [("forward", "wrapper", "kernels.utils.ensure_contiguous", False)],
+        ),
     ],
 )
 def test_each_decorator_is_recorded_with_its_kind(prelude, forward, backward, expected, lowered):
@@ -222,7 +248,10 @@ class F(torch.autograd.Function):
         (ABOVE_STATICMETHOD, "above @staticmethod"),
         (SETUP_CONTEXT.format(decorator="@torch.no_grad()"), "setup_context-style forward"),
         (SETUP_CONTEXT.format(decorator="@torch.amp.custom_fwd(device_type='cpu')"), "broken in torch itself"),
-        (SETUP_CONTEXT.format(decorator="").replace("def setup_context", "@tag\n    def setup_context"), "`setup_context` is not replayed"),
+        (
+            SETUP_CONTEXT.format(decorator="").replace("def setup_context", "@tag\n    def setup_context"),
+            "`setup_context` is not replayed",
+        ),
         (DEFAULT_AFTER_DECORATOR, "`make()` and the decorator arguments of `forward` in the other order"),
         (_function("@tag(forward)"), "a name of the class body"),
     ],
@@ -237,15 +266,19 @@ def test_refusals(source, message):
 def test_effects_in_class_order_are_kept(lowered):
     """Forward's decorator with effects, then backward's default with none, then backward's
     decorator with effects: the binding line evaluates them in that order too."""
-    source = _function("@tag(make('f'))", "@tag(make('b'))").replace("def backward(ctx, g):", "def backward(ctx, g, k=1):")
-    assert _kinds(HEAD + DEFS + source, lowered) == [("forward", "wrapper", "<local>", False), ("backward", "wrapper", "<local>", False)]
+    source = _function("@tag(make('f'))", "@tag(make('b'))").replace(
+        "def backward(ctx, g):", "def backward(ctx, g, k=1):"
+    )
+    assert _kinds(HEAD + DEFS + source, lowered) == [
+        ("forward", "wrapper", "<local>", False),
+        ("backward", "wrapper", "<local>", False),
+    ]
 
 
 def test_a_default_evaluated_before_the_decorated_member_may_have_effects(lowered):
     """backward (first in the class) has a default with effects; forward's decorator comes
     after it in the class body, and after it on the binding line as well."""
-    source = textwrap.dedent(
-        """
+    source = textwrap.dedent("""
         class F(torch.autograd.Function):
             @staticmethod
             def backward(ctx, g, k=make()):
@@ -255,8 +288,7 @@ def test_a_default_evaluated_before_the_decorated_member_may_have_effects(lowere
             @tag(make())
             def forward(ctx, x):
                 return x * 2
-        """
-    )
+        """)
     assert _kinds(HEAD + DEFS + source, lowered) == [("forward", "wrapper", "<local>", False)]
 
 

@@ -80,7 +80,9 @@ def _apply(decorators: Sequence[Callable], function: Callable) -> Callable:
     return function
 
 
-def _forward_trampoline(fwd: Callable, signature: tuple[list[str], list[str], dict[str, Any]], decorated: Decorated) -> Callable:
+def _forward_trampoline(
+    fwd: Callable, signature: tuple[list[str], list[str], dict[str, Any]], decorated: Decorated
+) -> Callable:
     """``forward(ctx, <fwd's parameters>)``: ``fwd`` itself for a stand-in ctx, else the
     eager carrier's forward (which saves, marks and returns what the original did)."""
     params, call, defaults = signature
@@ -94,6 +96,11 @@ def _forward_trampoline(fwd: Callable, signature: tuple[list[str], list[str], di
         f"        return __fwd({args})\n"
         f"    return __decorated.eager_forward({', '.join([ctx, *call])})\n"
     )
-    namespace: dict[str, Any] = {"__defaults": defaults, "__fwd": fwd, "__StandIn": CtxStandIn, "__decorated": decorated}
+    namespace: dict[str, Any] = {
+        "__defaults": defaults,
+        "__fwd": fwd,
+        "__StandIn": CtxStandIn,
+        "__decorated": decorated,
+    }
     exec(compile(src, f"<inliner decorated forward of {fwd.__qualname__}>", "exec"), namespace)
     return namespace["forward"]

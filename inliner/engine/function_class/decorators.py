@@ -96,17 +96,27 @@ class DecoratorReader:
                 func,
             )
         if static != [0]:
-            raise Refuse("INL106", f"class {self.cls_name}: a decorator above @staticmethod on `{member}` wraps the staticmethod object", decorators[0])
+            raise Refuse(
+                "INL106",
+                f"class {self.cls_name}: a decorator above @staticmethod on `{member}` wraps the staticmethod object",
+                decorators[0],
+            )
         for decorator in decorators[1:]:
             if not replayable:
-                raise Refuse("INL106", f"class {self.cls_name}: decorator on `{member}` is not replayed (only forward/backward decorators are)", decorator)
+                raise Refuse(
+                    "INL106",
+                    f"class {self.cls_name}: decorator on `{member}` is not replayed (only forward/backward decorators are)",
+                    decorator,
+                )
             self._check_names(decorator.decorator, member)
             uses.append(self.classify(decorator.decorator, member))
         return tuple(uses)
 
     def _is_staticmethod(self, expr: cst.BaseExpression) -> bool:
         qnames = self.qualified(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else set()
-        return "builtins.staticmethod" in qnames or (isinstance(expr, cst.Name) and expr.value == "staticmethod" and not qnames)
+        return "builtins.staticmethod" in qnames or (
+            isinstance(expr, cst.Name) and expr.value == "staticmethod" and not qnames
+        )
 
     def _check_names(self, expr: cst.BaseExpression, member: str) -> None:
         for name in _loaded_names(expr):
@@ -137,7 +147,9 @@ class DecoratorReader:
             return DecoratorUse(member, expr, "alias", partial)
         definition = self._definition(head, target)
         name = next(iter(qnames)) if len(qnames) == 1 else "<local>"
-        through = definition is not None and pass_through(definition, isinstance(expr, cst.Call), self.index, self.scope)
+        through = definition is not None and pass_through(
+            definition, isinstance(expr, cst.Call), self.index, self.scope
+        )
         return DecoratorUse(member, expr, "wrapper", name, through, definition)
 
     def _is_alias(self, head: str) -> bool:
@@ -228,7 +240,11 @@ def check_evaluation_order(
     decorated = [m for m in order if any(not _pure(u.expr, qualified) for u in uses.get(m, ()))]
     if len(decorated) > 1 and decorated[0] != "forward":
         first = uses[decorated[0]][0].expr
-        raise Refuse("INL106", f"class {cls_name}: backward's decorators run before forward's in the class body; the flat binding would swap them", first)
+        raise Refuse(
+            "INL106",
+            f"class {cls_name}: backward's decorators run before forward's in the class body; the flat binding would swap them",
+            first,
+        )
     for member in decorated:
         at = order.index(member)
         for other, expressions in others.items():
@@ -266,7 +282,9 @@ def _pure(expr: cst.BaseExpression, qualified: QualifiedNames) -> bool:
     displays of those, subscripts (annotations) and calls of torch's decorator factories."""
     if isinstance(expr, (cst.Name, cst.Attribute)):
         return dotted(expr) is not None or (isinstance(expr, cst.Attribute) and _pure(expr.value, qualified))
-    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+    if isinstance(
+        expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)
+    ):
         return True
     if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
         return all(_pure(e.value, qualified) for e in expr.elements)
@@ -371,13 +389,17 @@ class _PureCheck:
         if isinstance(node, ast.Constant):
             return True
         if isinstance(node, ast.Attribute):
-            return ast_dotted(node) == "torch.Tensor" and self.index.qualify("torch.Tensor", self.scope) == {"torch.Tensor"}
+            return ast_dotted(node) == "torch.Tensor" and self.index.qualify("torch.Tensor", self.scope) == {
+                "torch.Tensor"
+            }
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return all(self.expr(e, bound) for e in node.elts)
         if isinstance(node, ast.Starred):
             return self.expr(node.value, bound)
         if isinstance(node, ast.Dict):
-            return all(k is not None and self.expr(k, bound) for k in node.keys) and all(self.expr(v, bound) for v in node.values)
+            return all(k is not None and self.expr(k, bound) for k in node.keys) and all(
+                self.expr(v, bound) for v in node.values
+            )
         if isinstance(node, ast.IfExp):
             return all(self.expr(e, bound) for e in (node.test, node.body, node.orelse))
         if isinstance(node, ast.BoolOp):
@@ -415,7 +437,11 @@ class _PureCheck:
         if isinstance(func, ast.Name):
             if func.id in self.helpers:
                 return True
-            return func.id in _SAFE_BUILTINS and func.id not in self.local and self.index.qualify(func.id, self.scope) == {f"builtins.{func.id}"}
+            return (
+                func.id in _SAFE_BUILTINS
+                and func.id not in self.local
+                and self.index.qualify(func.id, self.scope) == {f"builtins.{func.id}"}
+            )
         return isinstance(func, ast.Attribute) and func.attr in _SAFE_METHODS and self.expr(func.value, bound)
 
 
@@ -445,7 +471,12 @@ def _is_constant_like(node: ast.expr) -> bool:
 
 
 def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         return body[1:]
     return body
 

@@ -167,7 +167,7 @@ def _replayed_decorators(
         if other in members:
             read.read(members[other], replayable=False)
     if "setup_context" in members and forward_uses:
-        if any(use.kind in ("known", "alias") for use in forward_uses):
+        if any(use.target.endswith(".custom_fwd") for use in forward_uses):
             reason = "custom_fwd on a setup_context forward is broken in torch itself; fix the original first"
         else:
             reason = (

@@ -397,3 +397,50 @@ def test_under_torch_func_a_decorator_sees_the_inputs_apply_got():
     eager = torch.autograd.grad(flat(x.requires_grad_()).sum(), x)[0]
     assert torch.equal(torch.func.grad(lambda t: flat(t).sum())(x.detach()), eager)
     assert seen == [2, 2]  # (ctx, x) both times
+
+
+VJP_NAMED = '''
+import functools
+import torch
+
+SEEN = []
+
+
+def named(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        SEEN.append(fn.__qualname__)
+        return fn(*args)
+
+    return wrapper
+
+
+def make():
+    class Square(torch.autograd.Function):
+        @staticmethod
+        @named
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @named
+        def vjp(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x * 5
+
+    return Square.apply
+'''
+
+
+def test_a_decorator_sees_the_originals_names():
+    """``fn.__qualname__`` of what a decorator wraps: the method's, where the class stood."""
+    result = flatten(VJP_NAMED)
+    assert result.flattened == ("Square",) and 'backward_name="vjp"' in result.source
+    seen = {}
+    for label, text in (("original", VJP_NAMED), ("rewritten", result.source)):
+        module = load_module(text, f"vjp_named_{label}")
+        x = torch.randn(3, requires_grad=True)
+        module.make()(x).sum().backward()
+        seen[label] = module.SEEN
+    assert seen["original"] == seen["rewritten"] == ["make.<locals>.Square.forward", "make.<locals>.Square.vjp"]

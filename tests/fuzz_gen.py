@@ -291,6 +291,7 @@ class FunctionBuilder:
         self.amp = self.style == "combined" and self.feature("amp", 15)
         self.amp_cast = self.amp and ch.bool(50)
         self.amp_bwd = self.amp and not ch.bool(10)
+        self.choose_decorators()
         self.materialize_off = self.feature("materialize_false", 20)
         self.nig = self.feature("needs_input_grad", 20)
         if self.style == "combined":
@@ -318,8 +319,48 @@ class FunctionBuilder:
             "amp": self.amp,
             "amp_cast": self.amp_cast,
             "bare": self.bare_return,
+            "helpers": self.helpers,
+            "counted": "counted" in self.helpers,
         }
         return lines.text(), info
+
+    # -- decorators --------------------------------------------------------------
+    def choose_decorators(self) -> None:
+        """torch's own (``once_differentiable``, AMP, possibly through module-level
+        aliases) plus, sometimes, decorators the engine does not know and replays:
+        project wrappers (``DECORATOR_HELPERS``) and grad-mode contexts."""
+        ch = self.ch
+        self.helpers: list[str] = []
+        fwd: list[str] = []
+        bwd: list[str] = ["@once_differentiable"] if self.once else []
+        alias = self.amp and self.feature("amp_alias", 40)
+        if self.amp:
+            if alias:
+                self.helpers.append("amp_aliases")
+                fwd.append("@custom_fwd_cpu(cast_inputs=torch.float32)" if self.amp_cast else "@custom_fwd_cpu")
+            else:
+                cast = ", cast_inputs=torch.float32" if self.amp_cast else ""
+                fwd.append(f'@torch.amp.custom_fwd(device_type="cpu"{cast})')
+        if self.amp_bwd:
+            bwd.append("@custom_bwd_cpu" if alias else '@torch.amp.custom_bwd(device_type="cpu")')
+        self.bwd_no_grad = False
+        if self.feature("decorators", 25):
+            # a setup_context forward takes no ctx: the engine replays no decorator there
+            members = [fwd, bwd] if self.style == "combined" else [bwd]
+            for _ in range(ch.int(1, 3)):
+                target = ch.choice(members)
+                kind = ch.choice(["forwarding", "counted", "contiguous", "guard", "no_grad"])
+                self.features.add(f"decorator_{kind}")
+                if kind == "no_grad":
+                    text = "@torch.no_grad()"
+                    self.bwd_no_grad = self.bwd_no_grad or target is bwd
+                else:
+                    text = {"guard": f"@guard(check={ch.choice(['True', 'False'])})", "contiguous": "@contiguous_args"}.get(kind, f"@{kind}")
+                    if kind not in self.helpers:
+                        self.helpers.append(kind)
+                target.insert(ch.draw(len(target) + 1), text)
+        self.fwd_decorators = fwd
+        self.bwd_decorators = bwd
 
     # -- outputs ---------------------------------------------------------------
     def choose_outputs(self) -> None:
@@ -624,9 +665,8 @@ class FunctionBuilder:
 
         head = _Lines()
         head.add(0, "@staticmethod")
-        if self.amp:
-            cast = ", cast_inputs=torch.float32" if self.amp_cast else ""
-            head.add(0, f'@torch.amp.custom_fwd(device_type="cpu"{cast})')
+        for decorator in self.fwd_decorators:
+            head.add(0, decorator)
         head.add(0, f"def forward({ctx}, {self.signature()}):")
         head.extend(body, 1)
         return head
@@ -753,10 +793,8 @@ class FunctionBuilder:
         ctx = self.bctx
         lines = _Lines()
         lines.add(0, "@staticmethod")
-        if self.once:
-            lines.add(0, "@once_differentiable")
-        if self.amp_bwd:
-            lines.add(0, '@torch.amp.custom_bwd(device_type="cpu")')
+        for decorator in self.bwd_decorators:
+            lines.add(0, decorator)
         star = self.feature("star_grads", 10)
         method = "vjp" if self.feature("vjp_method", 5) else "backward"
         grad_names = [f"g{j}" for j in range(self.n_out)]
@@ -887,6 +925,59 @@ def _total(out):
 """
 
 
+#: Module-level code the chosen decorators need (``FunctionBuilder.choose_decorators``).
+DECORATOR_HELPERS = {
+    "amp_aliases": """\
+custom_fwd_cpu = functools.partial(torch.amp.custom_fwd, device_type="cpu")
+custom_bwd_cpu = functools.partial(torch.amp.custom_bwd, device_type="cpu")
+""",
+    "forwarding": """\
+def forwarding(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return wrapper
+""",
+    "counted": """\
+CALLS = []
+
+
+def counted(fn):
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        CALLS.append(fn.__qualname__)
+        return fn(ctx, *args)
+
+    return wrapper
+""",
+    "contiguous": """\
+def contiguous_args(fn):
+    @functools.wraps(fn)
+    def wrapper(ctx, *args, **kwargs):
+        args = [a.contiguous() if isinstance(a, torch.Tensor) else a for a in args]
+        return fn(ctx, *args, **kwargs)
+
+    return wrapper
+""",
+    "guard": """\
+def guard(check=False):
+    def decorator(fn):
+        @functools.wraps(fn)
+        def wrapper(*args):
+            if check:
+                for a in args[1:]:
+                    if isinstance(a, torch.Tensor) and not a.is_floating_point():
+                        raise TypeError(f"{fn.__qualname__}: {a.dtype}")
+            return fn(*args)
+
+        return wrapper
+
+    return decorator
+""",
+}
+
+
 #: Engine bugs found by this fuzzer that are still open at HEAD fb94942; the generator
 #: steers around them (``--avoid all`` in the long profile, ``CI_AVOID`` in
 #: tests/test_fuzz.py) so runs keep finding new differences. Each has an xfail in
@@ -919,12 +1010,18 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
     once = builder.once
 
     imports = ["import torch"]
+    if info["helpers"]:
+        imports.insert(0, "import functools")
     if once:
         imports.append("from torch.autograd.function import once_differentiable")
     out = _Lines()
     out.lines.extend(imports)
     out.add(0, "")
     out.add(0, "")
+    for helper in info["helpers"]:
+        out.lines.extend(DECORATOR_HELPERS[helper].rstrip("\n").split("\n"))
+        out.add(0, "")
+        out.add(0, "")
 
     route = ch.choice(["apply", "apply", "alias", "module", "factory"])
     features.add(f"route_{route}")
@@ -1044,7 +1141,8 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
         elif kind == "twice":
             scen.add(1, f"out = {text}")
             scen.add(1, f"torch.autograd.grad(_total(out), {leaves_text}, allow_unused=True)")
-            scen.add(1, f"return {leaves_text}, out")
+            # every call through a counting decorator so far, in order (same scenarios, same order)
+            scen.add(1, f"return {leaves_text}, (out, list(CALLS))" if info["counted"] else f"return {leaves_text}, out")
         elif kind == "subset":
             scen.add(1, f"out = {text}")
             scen.add(1, f"return {leaves_text}, out[0] if isinstance(out, tuple) else out")
@@ -1098,7 +1196,7 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
                 "probe_0",
                 len(tensors),
                 shape,
-                second_order=not once,
+                second_order=not once and not builder.bwd_no_grad,
                 func_ok=dirty is None,
             )
         )
@@ -1243,7 +1341,7 @@ def keyword_probes(
         lines.add(1, f"return tuple(outs[j] for j in {tuple(float_positions)!r})")
         lines.add(0, "")
         lines.add(0, "")
-        probes.append(Probe(name, len(tensors), builder.shape, second_order=not builder.once, errors_match=True))
+        probes.append(Probe(name, len(tensors), builder.shape, second_order=not builder.once and not builder.bwd_no_grad, errors_match=True))
     return probes
 
 

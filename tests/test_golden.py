@@ -77,8 +77,8 @@ def test_rewritten_behaves_like_original(case):
     source = (case / "input.py").read_text()
     if _TORCH < (2, 10) and not (case / "reference.py").is_file() and "saved_for_backward_idx" in source:
         pytest.skip("the original calls the torch 2.13 form of autograd_function_apply (this is torch <= 2.9)")
-    original = load_module(_original_source(case), f"{case.name}_original")
-    rewritten = load_module((case / "output.py").read_text(), f"{case.name}_rewritten")
+    original = load_module(_original_source(case), f"{case.name}_original", case)
+    rewritten = load_module((case / "output.py").read_text(), f"{case.name}_rewritten", case)
     original_results = run_all(original)
     assert original_results, f"{case.name} defines no scenario_* function"
     assert_same(_comparable(case, original_results), _comparable(case, run_all(rewritten)), case.name)
@@ -98,7 +98,7 @@ def _differentiate_through_fwd(fwd, bwd, *, name, **spec):
 @pytest.mark.parametrize("case", [c for c in CASES if (c / "output.py").read_text() != (c / "input.py").read_text()], ids=lambda c: c.name)
 def test_case_detects_ignored_backward(case, monkeypatch):
     """The comparison above can fail: a runtime that skips the custom backward is caught."""
-    original = run_all(load_module(_original_source(case), f"{case.name}_original"))
+    original = run_all(load_module(_original_source(case), f"{case.name}_original", case))
     monkeypatch.setattr(inliner.runtime, "custom_vjp", _differentiate_through_fwd)
-    broken = run_all(load_module((case / "output.py").read_text(), f"{case.name}_broken"))
+    broken = run_all(load_module((case / "output.py").read_text(), f"{case.name}_broken", case))
     assert differs(original, broken), f"{case.name}: its backward equals the true derivative; make it deliberately different"

@@ -117,6 +117,17 @@ DRIVERS: dict[str, Driver] = {
             atol=1e-2,
         ),
         _driver("attrs_and_rebinding", ("Scale",), lambda: (_randn(4),), lambda f, x: f["Scale"](x, 3.0)),
+        # the same AMP decorators reached through module-level aliases (a partial, a plain name)
+        _driver(
+            "decorator_amp_aliases",
+            ("Mm",),
+            lambda: (_randn(3, 3), _randn(3, 3)),
+            _autocast_mm,
+            label="Mm",
+            rtol=1e-2,
+            atol=1e-2,
+        ),
+        _driver("decorator_amp_aliases", ("Scale",), lambda: (_randn(3),), lambda f, x: f["Scale"](x), label="Scale"),
         _driver(
             "basic_linear",
             ("MyLinear",),
@@ -300,8 +311,8 @@ def flat_callables(module: Any) -> dict[str, Callable]:
 @functools.lru_cache(maxsize=None)
 def modules(case: str) -> tuple[Any, Any]:
     """(original module, rewritten module), loaded once per process."""
-    original = load_module((GOLDEN / case / "input.py").read_text(), f"{case}_tracer_original")
-    rewritten = load_module((GOLDEN / case / "output.py").read_text(), f"{case}_tracer_rewritten")
+    original = load_module((GOLDEN / case / "input.py").read_text(), f"{case}_tracer_original", GOLDEN / case)
+    rewritten = load_module((GOLDEN / case / "output.py").read_text(), f"{case}_tracer_rewritten", GOLDEN / case)
     return original, rewritten
 
 

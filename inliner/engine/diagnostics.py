@@ -73,7 +73,7 @@ CODES: dict[str, str] = {
     "INL103": "a ctx attribute is not set on every path that returns",
     "INL104": "backward writes to ctx",
     "INL105": "the class shape is not supported (legacy, a member torch reads, super() in a body)",
-    "INL106": "a decorator on forward/backward is not understood",
+    "INL106": "a decorator that cannot be replayed exactly",
     "INL107": "mark_dirty / mark_non_differentiable arguments cannot be matched to inputs/outputs",
     "INL108": "set_materialize_grads is called conditionally or with a non-constant",
     "INL109": "the forward signature is not supported",

@@ -34,6 +34,8 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
         keywords.append(("forward_decorators", cst.Tuple([cst.Element(d) for d in spec.forward_decorators])))
     if spec.backward_decorators:
         keywords.append(("backward_decorators", cst.Tuple([cst.Element(d) for d in spec.backward_decorators])))
+        if spec.backward_name != "backward":
+            keywords.append(("backward_name", cst.SimpleString(f'"{spec.backward_name}"')))
     if spec.bwd_needs_input_grad:
         keywords.append(("bwd_needs_input_grad", cst.Name("True")))
     if not spec.bwd_reads_saved:

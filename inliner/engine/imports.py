@@ -26,7 +26,6 @@ import bisect
 import collections
 import re
 import sys
-from dataclasses import dataclass
 
 from inliner.engine.source import SourceText
 

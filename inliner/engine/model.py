@@ -9,6 +9,7 @@ replay what ``ctx`` did. ``inliner.engine.emit`` prints it; nothing else does.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 
@@ -25,6 +26,10 @@ class VJPSpec:
     fill_defaults: bool = False
     forward_decorators: tuple[cst.BaseExpression, ...] = ()
     backward_decorators: tuple[cst.BaseExpression, ...] = ()
+    #: what each of those is (``inliner.engine.function_class.decorators.DecoratorUse``): not emitted, read by
+    #: whoever decides how the flat callable may be compiled
+    decorators: tuple[Any, ...] = ()
+    backward_name: str = "backward"  # the original's name for it (``vjp``), which a decorator may read
     bwd_needs_input_grad: bool = False
     bwd_reads_saved: bool = True
     saved_on_demand: bool = False  # bwd reads the saved slots where the original read ctx.saved_tensors

@@ -27,6 +27,7 @@ from inliner.engine.imports import import_edits
 from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_uses
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
 from inliner.engine.function_class.lower_function import Inherited, lower_function_class
+from inliner.engine.function_class.decorators import DecoratorReader
 from inliner.engine.invariants import check_no_new_names
 from inliner.engine.model import CustomVJP, Refusal, Refuse
 from inliner.engine.names import dotted as cst_dotted
@@ -326,11 +327,13 @@ def _flatten_class(
         return index.qualify(name, owners.get(id(node), body_scope)) if name else set()
 
     blocks = [block, *_base_blocks(candidate)]
+    decorators = DecoratorReader(index, body_scope, candidate.name)
     with _positions_from(candidate, *blocks):
         vjp = lower_function_class(
             block.node,
             qualified=qualified,
             taken=taken,
+            decorators=decorators,
             keep=uses.as_class,
             # a class decorator may bind the name to something else than the class `cls` is
             class_alias=candidate.name if uses.unique and not cls.decorator_list else None,

@@ -41,6 +41,7 @@ import torch.fx
 
 from inliner.runtime._contract import check_first_result, check_indices, first_call_checked
 from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
+from inliner.runtime._replay import Decorated
 
 __all__ = ["custom_vjp", "FlatClass", "FlatFunction"]
 
@@ -428,6 +429,7 @@ def custom_vjp(
     fill_defaults: bool = False,
     forward_decorators: Sequence[Callable] = (),
     backward_decorators: Sequence[Callable] = (),
+    backward_name: str = "backward",
     bwd_needs_input_grad: bool = False,
     bwd_reads_saved: bool = True,
     saved_on_demand: bool = False,
@@ -449,7 +451,10 @@ def custom_vjp(
     - ``fill_defaults``: True for originals in the setup_context style (torch fills
       forward's defaults before apply); False for the combined style (it does not).
     - ``forward_decorators`` / ``backward_decorators``: the original's decorators, in
-      source order (``custom_fwd``, ``custom_bwd``, ``once_differentiable``...).
+      source order (``custom_fwd``, ``custom_bwd``, ``once_differentiable``, or any
+      other), applied here, once, as the original's class body applied them
+      (``inliner.runtime._replay``); a setup_context-style forward takes none. ``backward_name``
+      is what the decorated backward was called (``vjp``), for decorators that read it.
     - ``bwd_needs_input_grad``: pass ``needs_input_grad=ctx.needs_input_grad`` to bwd.
     - ``jvp(residuals, *tangents)``: the forward-mode rule, if the original had one;
       ``saved_for_forward_idx`` are the residuals it sent through ``ctx.save_for_forward``.
@@ -463,8 +468,9 @@ def custom_vjp(
     - ``symbolic``: the original's ONNX ``symbolic(g, *inputs)``, put on every carrier,
       where the TorchScript-based ``torch.onnx.export`` looks for it.
 
-    Nothing is built here but the flat function: the carriers are made on its first
-    call, so importing a module with many flattened Functions stays cheap.
+    Nothing is built here but the flat function (and the decorated trampolines, if the
+    original had decorators): the carriers are made on its first call, so importing a
+    module with many flattened Functions stays cheap.
 
     The indices are checked here, and against what fwd returns on its first call
     (``inliner.runtime._contract``): a mismatch raises an error naming the function.
@@ -477,6 +483,8 @@ def custom_vjp(
         dirty_idx=dirty_idx,
         saved_for_forward_idx=saved_for_forward_idx,
     )
+    if forward_decorators and fill_defaults:
+        raise TypeError(f"custom_vjp {name}: a setup_context-style forward (fill_defaults=True) takes no ctx to decorate")
     spec = _Spec(
         fwd=fwd,
         bwd=bwd,
@@ -499,6 +507,18 @@ def custom_vjp(
         fsaved_idx=tuple(saved_for_forward_idx),
         symbolic=_unwrap_staticmethod(symbolic),
     )
+    spec.decorated = None
+    if forward_decorators or backward_decorators:
+        params, call, defaults, _ = _signature_parts(fwd)
+        spec.decorated = Decorated(
+            fwd,
+            (params, call, defaults),
+            name,
+            spec.module,
+            spec.forward_decorators,
+            spec.backward_decorators,
+            backward_name,
+        )
     built: list[Carriers] = []
     eager_apply: list[Callable] = []  # what the fast path calls, once built (the hot path)
     plain_types = _PLAIN_TYPES
@@ -557,12 +577,14 @@ def custom_vjp(
 
 def _cast_inputs_of(decorators: Sequence[Callable]) -> tuple[str, Any] | None:
     """``(device_type, dtype)`` of a ``torch.amp.custom_fwd(cast_inputs=dtype)`` decorator
-    (``torch.cuda.amp.custom_fwd`` makes the same partial), if there is one."""
-    for decorator in decorators:
-        if isinstance(decorator, functools.partial) and decorator.func is torch.amp.custom_fwd:
-            cast_inputs = decorator.keywords.get("cast_inputs")
-            if cast_inputs is not None:
-                return decorator.keywords.get("device_type", "cuda"), cast_inputs
+    (``torch.cuda.amp.custom_fwd`` makes the same partial) that is the outermost one: only
+    then is casting first what the original did (another decorator outside it would see
+    the inputs before the cast)."""
+    decorator = decorators[0] if decorators else None
+    if isinstance(decorator, functools.partial) and decorator.func is torch.amp.custom_fwd:
+        cast_inputs = decorator.keywords.get("cast_inputs")
+        if cast_inputs is not None:
+            return decorator.keywords.get("device_type", "cuda"), cast_inputs
     return None
 
 
@@ -597,7 +619,10 @@ class _Spec:
 
 def _decorated_forward(spec: Any, check: Callable[[Any, tuple], None] | None = None) -> Callable:
     """``fwd`` behind the original's forward decorators, called as ``(ctx, *args)``;
-    ``check`` looks at what fwd returns on the first call (then fwd is called directly)."""
+    ``check`` looks at what fwd returns on the first call (then fwd is called directly).
+    Decorated forwards are the trampolines built once at the binding (unchecked)."""
+    if spec.decorated is not None:
+        return spec.decorated.forward
     fwd = spec.fwd
 
     def install(function: Callable) -> None:
@@ -610,10 +635,7 @@ def _decorated_forward(spec: Any, check: Callable[[Any, tuple], None] | None = N
     def call_fwd(holder: _CtxStandIn, *args: Any, **kwargs: Any) -> Any:
         return fwd(*args, **kwargs)
 
-    decorated = call_fwd
-    for decorator in reversed(spec.forward_decorators):
-        decorated = decorator(decorated)
-    return decorated
+    return call_fwd
 
 
 def _build_carriers(spec: Any) -> Carriers:
@@ -699,10 +721,19 @@ def _build_carriers(spec: Any) -> Carriers:
         return bwd(tuple(residuals), *grads)
 
     decorated_bwd = backward
-    for decorator in reversed(spec.backward_decorators):
-        decorated_bwd = decorator(decorated_bwd)
+    if spec.decorated is not None:
+        spec.decorated.functorch_backward = backward
+        decorated_bwd = spec.decorated.backward
 
-    forward = _forward_with_signature(fwd, run)
+    if spec.decorated is not None and not spec.fill_defaults:
+        # The decorators must see the inputs apply got, as in eager, not forward's defaults
+        # filled in (keywords are bound to positions before this carrier is applied).
+        def forward(*args: Any) -> Any:
+            return run(*args)
+
+        forward.__qualname__ = fwd.__qualname__
+    else:
+        forward = _forward_with_signature(fwd, run)
     if not spec.fill_defaults:
         # The combined style does not fill forward's defaults before apply.
         forward.__signature__ = inspect.Signature(
@@ -769,10 +800,9 @@ def _build_carriers(spec: Any) -> Carriers:
             jvp=spec.jvp,
             check=check,
         )
-        for decorator in reversed(spec.forward_decorators):
-            eager_forward = decorator(eager_forward)
-        for decorator in reversed(spec.backward_decorators):
-            eager_backward = decorator(eager_backward)
+        if spec.decorated is not None:
+            spec.decorated.eager_forward, eager_forward = eager_forward, spec.decorated.forward
+            spec.decorated.eager_backward, eager_backward = eager_backward, spec.decorated.backward
         eager = type(
             name,
             (torch.autograd.Function,),
@@ -785,6 +815,10 @@ def _build_carriers(spec: Any) -> Carriers:
                 "__qualname__": name,
             },
         )
+    if spec.decorated is not None:
+        spec.decorated.eager_ctx = eager._backward_cls
+        if spec.fill_defaults:
+            spec.decorated.eager_backward = backward
     return Carriers(eager, functorch, functorch_apply)
 
 

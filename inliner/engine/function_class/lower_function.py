@@ -16,13 +16,19 @@ from typing import Callable
 import libcst as cst
 
 from inliner.engine.analysis.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
-from inliner.engine.function_class.kept_class import split_class_body
+from inliner.engine.function_class.decorators import (
+    DecoratorReader,
+    DecoratorUse,
+    check_ctx_reads,
+    check_evaluation_order,
+    member_expressions,
+)
+from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, split_class_body
 from inliner.engine.model import CustomVJP, KeptClass, Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
-_MEMBERS = {"forward", "backward", "vjp", "setup_context", "vmap", "jvp"}
 _RESERVED_ATTRS = {
     "saved_tensors",
     "saved_variables",
@@ -36,10 +42,6 @@ _RESERVED_ATTRS = {
     "_fwd_used_autocast",
 }
 _CTX_CALLS = {"save_for_backward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads"}
-
-
-def _is_torch_decorator(qnames: set[str], leaf: str) -> bool:
-    return any(q.startswith("torch.") and q.rsplit(".", 1)[-1] == leaf for q in qnames)
 
 
 @dataclass
@@ -65,6 +67,7 @@ def lower_function_class(
     *,
     qualified: QualifiedNames,
     taken: set[str],
+    decorators: DecoratorReader,
     keep: bool = False,
     class_alias: str | None = None,
     inherited: Inherited | None = None,
@@ -105,31 +108,27 @@ def lower_function_class(
     if backward is None:
         raise Refuse("INL105", f"class {name} has no backward (or vjp)", cls)
 
-    forward_decorators = _decorators(forward, qualified, {"custom_fwd"}, name)
-    backward_decorators = _decorators(backward, qualified, {"custom_bwd", "once_differentiable"}, name)
+    order = _member_order(cls, [*(inherited.members if inherited else ()), *(["generate_vmap_rule"] if generate_vmap_rule is not None else [])])
+    forward_uses, backward_uses = _replayed_decorators(name, members, order, generate_vmap_rule, decorators)
+    _check_replay_place(name, (*forward_uses, *backward_uses), own=body.members, keep=keep)
 
     base = snake_case(name)
     fwd_name = fresh(f"{base}_fwd", taken)
     bwd_name = fresh(f"{base}_bwd", taken)
 
     if "setup_context" in members:
-        if forward_decorators:
-            raise Refuse(
-                "INL106",
-                f"class {name}: custom_fwd on a setup_context forward is broken in torch itself; fix the original first",
-                forward,
-            )
         lowering = _SetupContextLowering(name, forward, members["setup_context"], backward)
     else:
         lowering = _CombinedLowering(name, forward, backward)
     jvp = members.get("jvp")
     if jvp is not None:
-        _decorators(jvp, qualified, set(), name)
         lowering.jvp = jvp
         lowering.jvp_name = fresh(f"{base}_jvp", taken)
     fwd_def, bwd_def, spec = lowering.lower(fwd_name, bwd_name)
-    spec.forward_decorators = forward_decorators
-    spec.backward_decorators = backward_decorators
+    spec.forward_decorators = tuple(use.expr for use in forward_uses)
+    spec.backward_decorators = tuple(use.expr for use in backward_uses)
+    spec.decorators = (*forward_uses, *backward_uses)
+    spec.backward_name = backward.name.value
     spec.generate_vmap_rule = generate_vmap_rule
     kept = None
     if keep:
@@ -144,7 +143,6 @@ def lower_function_class(
     extra: list[cst.FunctionDef] = list(lowering.extra)
     vmap = members.get("vmap")
     if vmap is not None:
-        _decorators(vmap, qualified, set(), name)
         spec.vmap = fresh(f"{base}_vmap", taken)
         extra.append(vmap.with_changes(name=cst.Name(spec.vmap), decorators=()))
 
@@ -159,33 +157,109 @@ def lower_function_class(
     )
 
 
-def _decorators(
-    func: cst.FunctionDef, qualified: QualifiedNames, allowed: set[str], cls_name: str
-) -> tuple[cst.BaseExpression, ...]:
-    is_static = False
-    kept: list[cst.BaseExpression] = []
-    for decorator in func.decorators:
-        expr = decorator.decorator
-        target = expr.func if isinstance(expr, cst.Call) else expr
-        qnames = qualified(target)
-        if "builtins.staticmethod" in qnames or (isinstance(expr, cst.Name) and expr.value == "staticmethod" and not qnames):
-            is_static = True
-            continue
-        leaf = next((a for a in allowed if _is_torch_decorator(qnames, a)), None)
-        if leaf is None:
+def _member_order(cls: cst.ClassDef, inherited: list[str]) -> list[str]:
+    """The autograd members and ``generate_vmap_rule`` in class-body order; what a base
+    defined comes first (its class body ran before this one)."""
+    own: list[str] = []
+    for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value in AUTOGRAD_MEMBERS:
+            own.append(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine) and any(_assigns_vmap_rule(small) for small in stmt.body):
+            own.append("generate_vmap_rule")
+    return [*(m for m in dict.fromkeys(inherited) if m not in own), *own]
+
+
+def _assigns_vmap_rule(small: cst.BaseSmallStatement) -> bool:
+    return (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and small.targets[0].target.value == "generate_vmap_rule"
+    )
+
+
+def _check_replay_place(name: str, uses: tuple[DecoratorUse, ...], *, own: dict[str, cst.FunctionDef], keep: bool) -> None:
+    """Refuse replays that would run a decorator somewhere else than the original did.
+
+    An inherited member was decorated once, in its base's body: replaying it for the
+    subclass would apply the decorator again. A kept class binds ``apply`` at the end of
+    its body, after every kept statement, so a wrapper whose arguments are evaluated
+    (``@guard(check=True)``) could change order with them.
+    """
+    for use in uses:
+        if use.member not in own:
+            raise Refuse("INL106", f"class {name}: the decorators of inherited `{use.member}` would be applied a second time", use.expr)
+        if keep and use.kind == "wrapper" and isinstance(use.expr, cst.Call):
             raise Refuse(
                 "INL106",
-                f"class {cls_name}: decorator on `{func.name.value}` is not one the engine understands",
-                decorator,
+                f"class {name}: a kept class binds apply after its other statements, which would move the evaluation of this decorator's arguments",
+                use.expr,
             )
-        kept.append(expr)
-    if not is_static:
-        raise Refuse(
-            "INL105",
-            f"class {cls_name}: `{func.name.value}` is not a @staticmethod (legacy or classmethod Functions are not flattened)",
-            func,
-        )
-    return tuple(kept)
+
+
+def _replayed_decorators(
+    name: str,
+    members: dict[str, cst.FunctionDef],
+    order: list[str],
+    generate_vmap_rule: cst.BaseExpression | None,
+    read: DecoratorReader,
+) -> tuple[tuple[DecoratorUse, ...], tuple[DecoratorUse, ...]]:
+    """The decorators of forward and backward, which the carriers replay; refuses those
+    (and any on the other members) whose replay would not be exact (``decorators``)."""
+    forward = members["forward"]
+    backward = members.get("backward") or members["vjp"]
+    forward_uses = read.read(forward, replayable=True)
+    backward_uses = read.read(backward, replayable=True)
+    for other in ("setup_context", "jvp", "vmap"):
+        if other in members:
+            read.read(members[other], replayable=False)
+    if "setup_context" in members and forward_uses:
+        if any(use.target.endswith(".custom_fwd") for use in forward_uses):
+            reason = "custom_fwd on a setup_context forward is broken in torch itself; fix the original first"
+        else:
+            reason = (
+                "a decorator on a setup_context-style forward is not replayed (it takes no ctx, and "
+                "torch fills apply's defaults from the decorated signature)"
+            )
+        raise Refuse("INL106", f"class {name}: {reason}", forward_uses[0].expr)
+    setters = [forward, members["setup_context"]] if "setup_context" in members else [forward]
+    check_ctx_reads(name, (*forward_uses, *backward_uses), set().union(*map(_ctx_attributes_set, setters)))
+    others = {member: member_expressions(func) for member, func in members.items()}
+    if generate_vmap_rule is not None:
+        others["generate_vmap_rule"] = [generate_vmap_rule]
+    uses = {forward.name.value: forward_uses, backward.name.value: backward_uses}
+    check_evaluation_order(name, order, uses, others, read.qualified)
+    return forward_uses, backward_uses
+
+
+def _ctx_attributes_set(forward: cst.FunctionDef) -> set[str]:
+    """Names of the attributes forward sets on its first parameter (ctx)."""
+    params = forward.params.posonly_params or forward.params.params
+    if not params:
+        return set()
+    ctx = params[0].name.value
+    found: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            for target in _targets(node.target):
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == ctx:
+                    found.add(target.attr.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self.visit_AssignTarget(cst.AssignTarget(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self.visit_AssignTarget(cst.AssignTarget(node.target))
+
+    forward.body.visit(Visitor())
+    return found - _RESERVED_ATTRS
+
+
+def _targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [t for e in target.elements for t in _targets(e.value)]
+    return [target]
 
 
 def _classmethod_as_static(

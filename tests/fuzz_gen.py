@@ -1237,7 +1237,9 @@ def kept_class_shapes(
     backward = next(i for i in range(start, end) if lines[i].startswith((member + "def backward(", member + "def vjp(")))
     gsum = find(body + "gsum = ", backward, end)
     expression = lines[gsum][len(body + "gsum = ") :]
-    decorators = range(find(member + "@staticmethod", backward - 3, backward), backward)
+    # backward's own decorators (replayed ones included) sit between @staticmethod and its def
+    static = max(i for i in range(start, backward) if lines[i].startswith(member + "@staticmethod"))
+    decorators = range(static, backward)
     as_classmethod = not builder.amp_bwd and ch.bool(50)
     if as_classmethod:
         features.add("kept_classmethod_backward")

@@ -69,6 +69,24 @@ class GroupAfterReturn(torch.autograd.Function):
         return g * saved[-1] * 13 + saved[0], g * 11, None
 
 
+class SetupEarlyReturn(torch.autograd.Function):
+    @staticmethod
+    def forward(x, w):
+        return x * w
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, w = inputs
+        ctx.save_for_backward(x, w)
+
+    @staticmethod
+    def backward(ctx, g):
+        if not ctx.needs_input_grad[0]:
+            return None, g * 19
+        x, w = ctx.saved_tensors
+        return g * w * 23 + x, g * 19
+
+
 def _counting_hooks():
     unpacked = []
 
@@ -169,3 +187,25 @@ def scenario_group_read():
     x = torch.randn(3, requires_grad=True)
     w = torch.randn(3, requires_grad=True)
     return [x, w], (GroupAfterReturn.apply(x, w, True), GroupAfterReturn.apply(x, w, False))
+
+
+def scenario_setup_context_early_return_after_inplace():
+    x = torch.randn(3)
+    w = torch.randn(3, requires_grad=True)
+    y = SetupEarlyReturn.apply(x, w)
+    x.add_(1)
+    return [w], y
+
+
+def scenario_setup_context_second_backward():
+    x = torch.randn(3)
+    w = torch.randn(3, requires_grad=True)
+    y = SetupEarlyReturn.apply(x, w)
+    y.sum().backward()
+    return [w], y
+
+
+def scenario_setup_context_reads():
+    x = torch.randn(3, requires_grad=True)
+    w = torch.randn(3, requires_grad=True)
+    return [x, w], SetupEarlyReturn.apply(x, w)

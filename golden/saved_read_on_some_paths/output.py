@@ -100,6 +100,29 @@ GroupAfterReturn = custom_vjp(
 )
 
 
+def setup_early_return_fwd(x, w):
+    output = x * w
+    return output, (x, w)
+
+
+def setup_early_return_bwd(residuals, g, *, needs_input_grad):
+    if not needs_input_grad[0]:
+        return None, g * 19
+    x, w = residuals[:2]
+    return g * w * 23 + x, g * 19
+
+
+SetupEarlyReturn = custom_vjp(
+    setup_early_return_fwd,
+    setup_early_return_bwd,
+    name="SetupEarlyReturn",
+    saved_for_backward_idx=(0, 1),
+    fill_defaults=True,
+    bwd_needs_input_grad=True,
+    saved_on_demand=True,
+)
+
+
 def _counting_hooks():
     unpacked = []
 
@@ -200,3 +223,25 @@ def scenario_group_read():
     x = torch.randn(3, requires_grad=True)
     w = torch.randn(3, requires_grad=True)
     return [x, w], (GroupAfterReturn(x, w, True), GroupAfterReturn(x, w, False))
+
+
+def scenario_setup_context_early_return_after_inplace():
+    x = torch.randn(3)
+    w = torch.randn(3, requires_grad=True)
+    y = SetupEarlyReturn(x, w)
+    x.add_(1)
+    return [w], y
+
+
+def scenario_setup_context_second_backward():
+    x = torch.randn(3)
+    w = torch.randn(3, requires_grad=True)
+    y = SetupEarlyReturn(x, w)
+    y.sum().backward()
+    return [w], y
+
+
+def scenario_setup_context_reads():
+    x = torch.randn(3, requires_grad=True)
+    w = torch.randn(3, requires_grad=True)
+    return [x, w], SetupEarlyReturn(x, w)

@@ -45,6 +45,10 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
         keywords.append(("saved_for_forward_idx", _int_tuple(spec.saved_for_forward_idx)))
     if spec.jvp is not None:
         keywords.append(("jvp", cst.Name(spec.jvp)))
+    if spec.ctx_record:
+        keywords.append(("ctx_record", cst.Name("True")))
+    if spec.fwd_needs_input_grad:
+        keywords.append(("fwd_needs_input_grad", cst.Name("True")))
     return [
         cst.Arg(value, keyword=cst.Name(key), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
         for key, value in keywords

@@ -15,6 +15,7 @@ from typing import Callable
 
 import libcst as cst
 
+from inliner.ctx_record import FALLBACK_CODES, RecordLowering, Resolve
 from inliner.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
 from inliner.model import CustomVJP, Refuse, VJPSpec
 from inliner.names import fresh, names_in, rename, snake_case, unpack_statement
@@ -51,8 +52,15 @@ class _Residual:
 
 
 def lower_function_class(
-    cls: cst.ClassDef, *, qualified: QualifiedNames, taken: set[str]
+    cls: cst.ClassDef,
+    *,
+    qualified: QualifiedNames,
+    taken: set[str],
+    resolve: Resolve | None = None,
+    record_name: str = "Record",
 ) -> CustomVJP:
+    """The class as a ``CustomVJP``: ctx spelled as named residuals where it can be, else
+    (given ``resolve``, which finds the helpers ctx is handed to) kept as a ctx record."""
     name = cls.name.value
     if cls.decorators:
         raise Refuse("INL105", f"class {name} has class decorators", cls)
@@ -126,7 +134,23 @@ def lower_function_class(
         _decorators(jvp, qualified, set(), name)
         lowering.jvp = jvp
         lowering.jvp_name = fresh(f"{base}_jvp", taken)
-    fwd_def, bwd_def, spec = lowering.lower(fwd_name, bwd_name)
+    try:
+        fwd_def, bwd_def, spec = lowering.lower(fwd_name, bwd_name)
+        extra: list[cst.FunctionDef] = list(lowering.extra)
+    except Refuse as refused:
+        if refused.refusal.code not in FALLBACK_CODES or resolve is None or lowering.joined is None:
+            raise
+        record = RecordLowering(
+            name,
+            lowering.joined,
+            backward,
+            jvp,
+            record_name,
+            resolve,
+            setup_style="setup_context" in members,
+            reason=refused.refusal.reason.removeprefix(f"class {name}: "),
+        )
+        fwd_def, bwd_def, spec, extra = record.lower(fwd_name, bwd_name, lowering.jvp_name)
     spec.forward_decorators = forward_decorators
     spec.backward_decorators = backward_decorators
     spec.generate_vmap_rule = generate_vmap_rule
@@ -134,7 +158,6 @@ def lower_function_class(
     if docstring is not None:
         fwd_def = _with_docstring(fwd_def, docstring)
 
-    extra: list[cst.FunctionDef] = list(lowering.extra)
     vmap = members.get("vmap")
     if vmap is not None:
         _decorators(vmap, qualified, set(), name)
@@ -333,6 +356,7 @@ class _CombinedLowering:
         self.jvp: cst.FunctionDef | None = None  # forward-mode rule, lowered like backward
         self.jvp_name = ""
         self.extra: list[cst.FunctionDef] = []
+        self.joined: cst.FunctionDef | None = forward  # the combined-style forward lowered
 
     # -- entry ---------------------------------------------------------------
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
@@ -458,6 +482,8 @@ class _CombinedLowering:
         residuals[:] = [r for r in residuals if r.kind != "attr" or r.attr in read_later]
 
         for use in reads:
+            if use.attr == "needs_input_grad":
+                raise Refuse("INL100", f"class {name}: forward reads `{ctx}.needs_input_grad`", use.node)
             if use.attr not in attr_residual:
                 raise Refuse("INL100", f"class {name}: forward reads `{ctx}.{use.attr}`, which it never sets", use.node)
             first_set = min(u.position for u in set_sites[use.attr])
@@ -985,6 +1011,7 @@ class _SetupContextLowering:
         self.forward = forward
         self.setup = setup
         self.backward = backward
+        self.joined: cst.FunctionDef | None = None  # forward and setup_context as one, once joined
 
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
         name = self.name
@@ -1076,6 +1103,7 @@ class _SetupContextLowering:
             ),
             None,
         )
+        self.joined = combined
         combined_lowering = _CombinedLowering(name, combined, self.backward, output_items)
         combined_lowering.jvp, combined_lowering.jvp_name = self.jvp, self.jvp_name
         fwd_def, bwd_def, spec = combined_lowering.lower(fwd_name, bwd_name)

@@ -31,6 +31,13 @@ class VJPSpec:
     vmap: str | None = None  # name of an emitted function
     jvp: str | None = None  # name of an emitted forward-mode rule
     saved_for_forward_idx: tuple[int, ...] = ()
+    #: the ctx-record strategy (``inliner.ctx_record``): fwd's one residual is a ``Record``
+    ctx_record: bool = False
+    fwd_needs_input_grad: bool = False
+    #: why ctx needed a record (the named lowering's reason), for the INL001 message
+    record_reason: str = ""
+    #: ``ctx.attr`` backward/jvp write (a side effect a compiled backward does not repeat)
+    backward_writes_ctx: tuple[str, ...] = ()
 
 
 @dataclass

@@ -29,7 +29,7 @@ from inliner.lower_hop import lower_hop
 from inliner.model import CustomVJP, Refusal, Refuse
 from inliner.names import dotted as cst_dotted
 from inliner.names import fresh, snake_case
-from inliner.scopes import ScopeIndex, dotted
+from inliner.scopes import Scope, ScopeIndex, dotted
 from inliner.source import SourceText, parse_block
 
 FUNCTION_BASES = frozenset(
@@ -42,6 +42,7 @@ FUNCTION_BASES = frozenset(
 )
 RUNTIME_MODULE = "inliner.runtime"
 RUNTIME_NAME = "custom_vjp"
+RECORD_NAME = "Record"
 HOP_LEAF = "autograd_function_apply"
 
 _CLASS_WITH_FUNCTION_BASE = re.compile(r"\bclass\s+\w+\s*\([^)]*Function\b|\bFunction\s+as\b|=\s*[\w.]*Function\b")
@@ -121,6 +122,8 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
     taken = set(index.names)
     runtime_name = RUNTIME_NAME if RUNTIME_NAME not in taken else fresh("_inliner_custom_vjp", taken)
     taken.add(runtime_name)
+    record_name = RECORD_NAME if RECORD_NAME not in taken else fresh("_inliner_Record", taken)
+    taken.add(record_name)
 
     edits: list[tuple[int, int, str]] = []
     local_edits: dict[int, _LocalEdits] = {}
@@ -130,7 +133,7 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         name = candidate.name
         try:
             if candidate.kind == "class":
-                edits.extend(_flatten_class(candidate, index, text, taken, runtime_name))
+                edits.extend(_flatten_class(candidate, index, text, taken, (runtime_name, record_name)))
             else:
                 edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits))
         except Refuse as refuse:
@@ -164,7 +167,10 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
     refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
     if not flattened:
         return FlattenResult(source, diagnostics, (), refused)
-    edits.insert(0, _runtime_import(tree, text, runtime_name))  # before anything inserted at the same offset
+    uses_record = any(isinstance(c.outcome, CustomVJP) and c.outcome.spec.ctx_record for c in candidates)
+    names = ((RECORD_NAME, record_name),) if uses_record else ()
+    # before anything inserted at the same offset
+    edits.insert(0, _runtime_import(tree, text, (*names, (RUNTIME_NAME, runtime_name))))
     new_source = text.splice(edits)
     return FlattenResult(new_source, diagnostics, flattened, refused, changed=new_source != source)
 
@@ -191,27 +197,59 @@ def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: Sour
 
 
 def _flatten_class(
-    candidate: _Candidate, index: ScopeIndex, text: SourceText, taken: set[str], runtime_name: str
+    candidate: _Candidate, index: ScopeIndex, text: SourceText, taken: set[str], runtime_names: tuple[str, str]
 ) -> list[tuple[int, int, str]]:
+    runtime_name, record_name = runtime_names
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
     candidate.apply_sites = _apply_sites(candidate, index, text)
     block = parse_block(text, candidate.first_line, candidate.last_line, cls.lineno)
     assert isinstance(block.node, cst.ClassDef)
-    _, body_scope = index.class_scopes[id(cls)]
+    outer_scope, body_scope = index.class_scopes[id(cls)]
 
     def qualified(node: cst.CSTNode) -> set[str]:
         name = cst_dotted(node)
         return index.qualify(name, body_scope) if name else set()
 
     with _positions_from(candidate, block):
-        vjp = lower_function_class(block.node, qualified=qualified, taken=taken)
+        vjp = lower_function_class(
+            block.node,
+            qualified=qualified,
+            taken=taken,
+            resolve=_helper_resolver(index, outer_scope, text),
+            record_name=record_name,
+        )
     methods = [s for s in block.node.body.body if isinstance(s, cst.FunctionDef)]
-    check_no_new_names(vjp, methods, module_level=(runtime_name,))
+    check_no_new_names(vjp, methods, module_level=(runtime_name, record_name))
     candidate.outcome = vjp
     statements = emit(vjp, runtime_name, nested=block.wrapped, line_length=max(40, 88 - len(block.indent)))
     start = text.offset(candidate.first_line, 0)
     return [(start, text.line_end(candidate.last_line), block.render(statements))]
+
+
+def _helper_resolver(index: ScopeIndex, outer: Scope, text: SourceText):
+    """What a call of a bare name reaches from the class's methods (``from_helper``: from a
+    module-level function): a function defined once at module level, or a builtin."""
+    module = index.scopes_root(outer)
+    parsed: dict[int, cst.FunctionDef] = {}
+
+    def resolve(name: str, from_helper: bool) -> tuple[str, cst.FunctionDef | None] | None:
+        found = index.lookup(name, module if from_helper else outer)
+        if found is None:
+            return ("builtin", None)
+        bindings = found.bindings.get(name, ())
+        if not found.is_module or len(bindings) != 1 or bindings[0].kind != "def":
+            return None
+        node = bindings[0].node
+        if not isinstance(node, ast.FunctionDef):
+            return None
+        if id(node) not in parsed:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            block = parse_block(text, first, node.end_lineno, node.lineno)
+            parsed[id(node)] = block.node
+        return ("def", parsed[id(node)])
+
+    return resolve
 
 
 def _apply_sites(candidate: _Candidate, index: ScopeIndex, text: SourceText) -> list[ast.Attribute]:
@@ -626,6 +664,8 @@ def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
         if candidate.kind == "class"
         else f"autograd_function_apply call is flattened into {candidate.name}"
     )
+    if isinstance(outcome, CustomVJP) and outcome.spec.ctx_record:
+        what += f", its ctx kept as a record ({outcome.spec.record_reason})"
     return Diagnostic(
         path, line, col + 1, "INL001", what, Severity.INFO, name=candidate.name, end_line=line, end_column=end_col + 1
     )
@@ -637,10 +677,11 @@ def _message(label: str, reason: str) -> str:
     return f"{label}: {reason}; left untouched"
 
 
-def _runtime_import(tree: ast.Module, text: SourceText, runtime_name: str) -> tuple[int, int, str]:
-    """Insert ``from inliner.runtime import custom_vjp`` after the docstring and __future__ imports."""
-    alias = "" if runtime_name == RUNTIME_NAME else f" as {runtime_name}"
-    line = f"from {RUNTIME_MODULE} import {RUNTIME_NAME}{alias}{text.newline}"
+def _runtime_import(tree: ast.Module, text: SourceText, names: tuple[tuple[str, str], ...]) -> tuple[int, int, str]:
+    """Insert ``from inliner.runtime import custom_vjp`` (and ``Record``, for a ctx record)
+    after the docstring and __future__ imports; ``names`` are (runtime name, local name)."""
+    imported = ", ".join(name if local == name else f"{name} as {local}" for name, local in names)
+    line = f"from {RUNTIME_MODULE} import {imported}{text.newline}"
     after = None
     for i, stmt in enumerate(tree.body):
         is_docstring = (

@@ -129,15 +129,18 @@ def replay(ctx: Any, record: Record) -> None:
     bind(record, ctx)
 
 
-def bind(record: Record, ctx: Any) -> None:
+def bind(record: Record, ctx: Any, strong: bool = False) -> None:
     """Let ``record`` read ``saved_tensors`` from ``ctx`` (the ctx backward or jvp runs with:
     torch.func's generated vmap rules pass a wrapper with its own saved tensors). A weak
-    reference: the ctx holds the record, and a cycle would keep a graph alive until the
-    garbage collector runs."""
-    try:
-        record._inliner_ctx = weakref.ref(ctx)
-    except TypeError:
-        record._inliner_ctx = lambda: ctx
+    reference, unless ``strong``: the ctx holds the record, and a cycle would keep a graph
+    alive until the garbage collector runs."""
+    if not strong:
+        try:
+            record._inliner_ctx = weakref.ref(ctx)
+            return
+        except TypeError:
+            pass
+    record._inliner_ctx = lambda: ctx
 
 
 def state_of(record: Record) -> dict[str, Any]:

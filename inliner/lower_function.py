@@ -1016,8 +1016,11 @@ class _SetupContextLowering:
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
         name = self.name
         params = self.forward.params
-        if params.kwonly_params or params.star_kwarg is not None or params.posonly_params:
-            raise Refuse("INL109", f"class {name}: a setup_context forward with keyword-only or ** parameters", self.forward)
+        # Keyword-only parameters are not inputs (setup_context never sees them) and the
+        # carrier has forward's signature, so torch binds them as for the original
+        # (docs/semantics.md §14: torch 2.13 rejects any, 2.9 accepts them omitted).
+        if params.star_kwarg is not None or params.posonly_params:
+            raise Refuse("INL109", f"class {name}: a setup_context forward with ** or positional-only parameters", self.forward)
         setup_params = [p.name.value for p in self.setup.params.params]
         if len(setup_params) != 3 or isinstance(self.setup.params.star_arg, cst.Param) or self.setup.params.kwonly_params:
             raise Refuse("INL109", f"class {name}: setup_context must take (ctx, inputs, output)", self.setup)
@@ -1050,7 +1053,7 @@ class _SetupContextLowering:
         positional = [p.name.value for p in params.params]
         forward_names = names_in(self.forward)
         setup_free = names_in(self.setup) - set(setup_params)
-        stored_in_forward = set(forward_facts.stores) | set(positional)
+        stored_in_forward = set(forward_facts.stores) | set(positional) | {p.name.value for p in params.kwonly_params}
         if isinstance(params.star_arg, cst.Param):
             stored_in_forward.add(params.star_arg.name.value)
         clash = setup_free & stored_in_forward - _stored_names(self.setup)

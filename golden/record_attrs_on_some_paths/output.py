@@ -32,7 +32,7 @@ def maybe_bias_fwd(x, bias):
 
 def maybe_bias_bwd(residuals, g):
     (state,) = residuals
-    grad_bias = g * 3 if hasattr(state, "bias") else None
+    grad_bias = (g * 3).sum(0) if hasattr(state, "bias") else None
     return g * 2, grad_bias
 
 

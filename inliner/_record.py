@@ -100,6 +100,12 @@ class Record(FunctionCtx):
             raise AttributeError(name)
         raise AttributeError(f"'{self._inliner_name}Backward' object has no attribute '{name}'")
 
+    def __delattr__(self, name: str) -> None:
+        try:
+            object.__delattr__(self, name)
+        except AttributeError:
+            raise AttributeError(f"'{self._inliner_name}Backward' object has no attribute '{name}'") from None
+
     def __repr__(self) -> str:
         items = ", ".join(f"{key}={_short(value)}" for key, value in vars(self).items())
         return f"<{self._inliner_name} ctx record{': ' if items else ''}{items}>"

@@ -314,6 +314,9 @@ class FunctionBuilder:
         lines.extend(fwd, 1)
         lines.add(0, "")
         lines.extend(bwd, 1)
+        if self.jvp:
+            lines.add(0, "")
+            lines.extend(self.jvp_method(), 1)
         info = {
             "order": self.order,
             "tensors": self.tensors,
@@ -394,6 +397,9 @@ class FunctionBuilder:
         if self.feature("bwd_counter", 8):
             body.add(0, f"{ctx}.calls = 0")
             for_paths(None, lambda state: state.attrs.update({"calls": "counter"}))
+        plain_outputs = set(self.out_kinds) == {"expr"} and self.dirty is None and not self.amp
+        if plain_outputs and self.feature("jvp", 30):
+            self.forward_saves(body, ctx)
         # 1. in-place on the dirty input
         if self.dirty is not None:
             body.add(0, f"{self.dirty}.{ch.choice(['mul_', 'add_'])}({ch.choice(['2.0', '1.0'])})")
@@ -673,6 +679,42 @@ class FunctionBuilder:
         head.add(0, f"def forward({ctx}, {self.signature()}):")
         head.extend(body, 1)
         return head
+
+    def forward_saves(self, body: _Lines, ctx: str) -> None:
+        """A jvp, and what forward saves for it: every path, or only when ``flag`` (a record)."""
+        ch = self.ch
+        self.jvp = True
+        saved = ch.sample([p.name for p in self.tensors], ch.int(1, 2))
+        self.fsaved = len(saved)
+        self.fsaved_conditional = self.feature("conditional_save_for_forward", 50)
+        if self.fsaved_conditional:
+            flag = self.ensure_flag()
+            body.add(0, f"if {flag.name}:")
+            body.add(1, f"{ctx}.save_for_forward({', '.join(saved)})")
+            body.add(0, f"{ctx}.forward_saved = {flag.name}")
+        else:
+            body.add(0, f"{ctx}.save_for_forward({', '.join(saved)})")
+
+    def jvp_method(self) -> _Lines:
+        """``jvp(ctx, *tangents)``: deliberately not the true forward derivative."""
+        ctx = self.ctx
+        lines = _Lines()
+        lines.add(0, "@staticmethod")
+        lines.add(0, f"def jvp({ctx}, *tangents):")
+        slots = [i for i, p in enumerate(self.order) if p.tensor]
+        terms = [f"tangents[{i}] * {1.5 + k}" for k, i in enumerate(slots)]
+        lines.add(1, f"tsum = {' + '.join(terms)}")
+        if self.fsaved_conditional:
+            lines.add(1, f"if {ctx}.forward_saved:")
+            lines.add(2, f"tsum = tsum * {ctx}.saved_tensors[{self.ch.draw(self.fsaved)}]")
+        else:
+            lines.add(1, f"tsum = tsum * {ctx}.saved_tensors[{self.ch.draw(self.fsaved)}]")
+        outs = [f"tsum * {2.0 + j}" for j in range(self.n_out)]
+        if self.bare_return:
+            lines.add(1, f"return {outs[0]}")
+        else:
+            lines.add(1, f"return {', '.join(outs)}{',' if len(outs) == 1 else ''}")
+        return lines
 
     def signature(self) -> str:
         parts = []
@@ -985,6 +1027,8 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
     once = builder.once
 
     imports = ["import torch"]
+    if builder.jvp:
+        imports.append("import torch.autograd.forward_ad as fwAD")
     if once:
         imports.append("from torch.autograd.function import once_differentiable")
     out = _Lines()
@@ -1122,6 +1166,14 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
             scen.add(1, 'with torch.autocast("cpu", dtype=torch.bfloat16):')
             scen.add(2, f"out = {text}")
             scen.add(1, f"return {leaves_text}, out")
+        elif kind == "forward_ad":
+            duals = {p.name: f"fwAD.make_dual({p.name}_p, torch.randn({shape_text}))" for p in tensors}
+            for p in tensors:
+                scen.add(1, f"{p.name}_p = torch.randn({shape_text})")
+            scen.add(1, "with fwAD.dual_level():")
+            scen.add(2, f"out = {call_text(duals, keywords=keywords, omit_defaults=omit, flag_value=flag_value)}")
+            scen.add(2, "outs = out if isinstance(out, tuple) else (out,)")
+            scen.add(2, "return [], tuple(fwAD.unpack_dual(o).tangent.clone() for o in outs)")
         scen.add(0, "")
         scen.add(0, "")
 
@@ -1148,6 +1200,9 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
         scenario("subset", kind="subset")
     if info["amp"]:
         scenario("autocast", kind="autocast")
+    if builder.jvp:
+        for fv in flag_values:
+            scenario(f"forward_ad{'' if fv is None else '_' + fv.lower()}", kind="forward_ad", flag_value=fv)
 
     # probes for torch.func: float outputs only, fixed non-tensor args
     probes = []

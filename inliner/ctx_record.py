@@ -90,7 +90,7 @@ TORCH_ONLY = frozenset(
     }
 )
 _ATTRIBUTE_BUILTINS = {"getattr": "read", "hasattr": "read", "setattr": "write", "delattr": "write"}
-_SCOPES = (cst.FunctionDef, cst.Lambda)
+_LAZY_SCOPES = (cst.FunctionDef, cst.Lambda, cst.GeneratorExp)
 
 #: ``resolve(name, from_helper)``: what a call of ``name`` reaches, seen from the class's
 #: methods (or, ``from_helper``, from a module-level helper): ``("def", FunctionDef)`` for a
@@ -153,6 +153,12 @@ class _CtxChecker(cst.CSTVisitor):
             return
         if any(isinstance(p, cst.ClassDef) for p in parents):
             self._refuse("INL102", f"`{self.ctx}` is used inside a nested class", node)
+        if self.role in ("forward", "setup") and any(
+            isinstance(p, _LAZY_SCOPES) and p is not self.func for p in parents
+        ):
+            # under torch.func every level gets its own record; a closure made in forward
+            # would keep the one fwd made (backward's closures see their level's own)
+            self._refuse("INL100", f"`{self.ctx}` is captured by a function or generator made in forward", node)
         if any(isinstance(p, (cst.Global, cst.Nonlocal)) for p in parents):
             self._refuse("INL100", f"`{self.ctx}` is declared global or nonlocal", node)
         if isinstance(parent, cst.Attribute) and parent.value is node:

@@ -77,14 +77,14 @@ class Record(FunctionCtx):
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
         if self._inliner_needs_input_grad is None:
-            raise AttributeError(
+            raise RuntimeError(
                 f"{self._inliner_name}: this record was made without needs_input_grad (an inliner bug; please report it)"
             )
         return self._inliner_needs_input_grad
 
     @needs_input_grad.setter
-    def needs_input_grad(self, value: Any) -> None:
-        raise AttributeError("attribute 'needs_input_grad' of 'torch._C._FunctionBase' objects is not writable")
+    def needs_input_grad(self, value: Any) -> None:  # torch's ctx lets it be assigned too
+        self._inliner_needs_input_grad = value
 
     @property
     def materialize_grads(self) -> Any:
@@ -98,6 +98,8 @@ class Record(FunctionCtx):
         # only reached when nothing is set under ``name``: the original's error, word for word
         if name.startswith("_inliner_"):
             raise AttributeError(name)
+        if name == "materialize_grads":  # its getter raised: torch's attribute is write-only
+            raise AttributeError("attribute 'materialize_grads' of 'torch._C._FunctionBase' objects is not readable")
         raise AttributeError(f"'{self._inliner_name}Backward' object has no attribute '{name}'")
 
     def __delattr__(self, name: str) -> None:

@@ -1,4 +1,4 @@
-"""The ctx record (inliner/ctx_record.py, inliner/_record.py): what it flattens, what it refuses, how it behaves.
+"""The ctx record (inliner/engine/function_class/ctx_record.py, inliner/runtime/_record.py): what it flattens, what it refuses, how it behaves.
 
 Behaviour side by side with the originals is the golden cases' job (golden/record_*);
 here: the shapes the strategy must refuse (each with its code and position), the ones it
@@ -16,7 +16,7 @@ import torch
 
 from harness import load_module
 from inliner import flatten
-from inliner._record import Record, bind, replay
+from inliner.runtime._record import Record, bind, replay
 
 
 def _function(forward: str, backward: str = "        return g * 3\n", prelude: str = "") -> str:

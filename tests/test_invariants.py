@@ -6,9 +6,9 @@ import libcst as cst
 import pytest
 import torch
 
-import inliner.rewrite as rewrite
+import inliner.engine.rewrite as rewrite
 from inliner import flatten
-from inliner.invariants import INVARIANT_CODE, outside_reads
+from inliner.engine.invariants import INVARIANT_CODE, outside_reads
 
 TWO_CLASSES = '''\
 import torch

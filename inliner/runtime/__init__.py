@@ -12,7 +12,7 @@ the original's (see docs/semantics.md §0).
 - The **setup_context carrier** is what ``torch.func`` transforms get (and what a
   setup_context-style original always uses), so ``grad``/``vjp``/``jacrev`` work even
   where the original was written in the combined ``forward(ctx, ...)`` style.
-- Under ``thunder.jit`` no carrier is used: ``inliner._thunder`` (loaded when thunder
+- Under ``thunder.jit`` no carrier is used: ``inliner.runtime._thunder`` (loaded when thunder
   is) gives each flat callable a thunder lookaside that traces ``fwd`` and ``bwd``
   directly, the way thunder handles the ``autograd_function_apply`` op.
 
@@ -39,7 +39,8 @@ from typing import Any, Callable, Iterable, Sequence
 import torch
 import torch.fx
 
-from inliner._record import Record, bind, copy_with, replay, state_of
+from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
+from inliner.runtime._record import Record, bind, copy_with, replay, state_of
 
 __all__ = ["custom_vjp", "FlatFunction", "Record"]
 
@@ -131,14 +132,6 @@ def _bind_keywords(forward: Callable, args: tuple, kwargs: dict) -> tuple:
         if slots[index] is empty:
             raise TypeError(f"forward() missing required argument: '{names[index]}' (position {index})")
     return tuple(slots)
-
-
-class _CtxStandIn:
-    """What forward decorators (``custom_fwd``) see as ``ctx``; its attributes move to the real ctx."""
-
-
-def _flat_outputs(output: Any) -> tuple:
-    return output if isinstance(output, tuple) else (output,)
 
 
 def _find_proxy(values: Iterable[Any]) -> Any:
@@ -237,7 +230,7 @@ def _combined_carrier_methods(
     the ``saved_tensors_idx`` group) go through one ``save_for_backward``; the other
     residuals stay plain references on ctx; the flags are replayed on the real ctx.
     With ``record``, the one residual is a ``Record`` whose saves and marks are replayed
-    on the real ctx instead (``inliner._record``).
+    on the real ctx instead (``inliner.runtime._record``).
     """
     hidden = ("needs_input_grad",) if fwd_needs_input_grad else ()
     params, call, defaults, positional = _signature_parts(fwd, hidden)
@@ -751,22 +744,6 @@ def _view_saved_inputs(
     return tuple(view(o) for o in outputs) if isinstance(outputs, tuple) else view(outputs)
 
 
-def _repeats(
-    flat_out: Sequence, args: Sequence, dirty: Sequence[int], tensor_type: type = torch.Tensor
-) -> tuple[tuple[int, int], ...]:
-    """``(i, j)`` for every output position ``i`` whose tensor eager autograd hands out
-    again at ``j``, the last such position: a tensor made in forward (or a dirty input)
-    returned twice. An input returned as-is is not one: each position gets its own view.
-    ``tensor_type`` lets thunder's lookaside ask the same of its proxies."""
-    own_views = [a for i, a in enumerate(args) if isinstance(a, tensor_type) and i not in dirty]
-    last = {
-        id(o): j
-        for j, o in enumerate(flat_out)
-        if isinstance(o, tensor_type) and not any(o is a for a in own_views)
-    }
-    return tuple((i, last[id(o)]) for i, o in enumerate(flat_out) if last.get(id(o), i) != i)
-
-
 def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:
     kind, index, value = step
     if kind == "input" and index < len(inputs):
@@ -807,7 +784,7 @@ def _flush_allow_in_graph(dynamo: Any) -> None:
 
 
 def _register_with_thunder(fn: Callable, spec: Any) -> None:
-    """Give ``thunder.jit`` a lookaside for ``fn`` (``inliner._thunder``), now if thunder is
+    """Give ``thunder.jit`` a lookaside for ``fn`` (``inliner.runtime._thunder``), now if thunder is
     loaded, else right after it is first imported."""
     if "thunder" in sys.modules:
         _thunder_register(fn, spec)
@@ -818,7 +795,7 @@ def _register_with_thunder(fn: Callable, spec: Any) -> None:
 
 def _thunder_register(fn: Callable, spec: Any) -> None:
     try:
-        from inliner import _thunder
+        from inliner.runtime import _thunder
 
         _thunder.register(fn, spec, _decorated_forward(spec))
     except Exception as exc:  # a thunder whose internals moved must not break an import

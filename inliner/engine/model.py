@@ -3,7 +3,7 @@
 A ``Function`` subclass and an ``autograd_function_apply`` call both become a
 ``CustomVJP``: a ctx-free ``fwd(*inputs) -> (outputs, residuals)``, a ctx-free
 ``bwd(residuals, *grads) -> grads`` and the static flags the runtime needs to
-replay what ``ctx`` did. ``inliner.emit`` prints it; nothing else does.
+replay what ``ctx`` did. ``inliner.engine.emit`` prints it; nothing else does.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class VJPSpec:
     vmap: str | None = None  # name of an emitted function
     jvp: str | None = None  # name of an emitted forward-mode rule
     saved_for_forward_idx: tuple[int, ...] = ()
-    #: the ctx-record strategy (``inliner.ctx_record``): fwd's one residual is a ``Record``
+    #: the ctx-record strategy (``inliner.engine.function_class.ctx_record``): fwd's one residual is a ``Record``
     ctx_record: bool = False
     fwd_needs_input_grad: bool = False
     #: why ctx needed a record (the named lowering's reason), for the INL001 message

@@ -8,7 +8,7 @@ and saves made conditionally, ...), this strategy keeps ctx as an object: fwd st
 with ``state = Record("Name")``, its body uses ``state`` exactly where the original
 used ctx, and every return hands ``state`` back as the one residual; bwd (and jvp)
 open it and may read and write it as the original's backward did its ctx. The
-runtime's ``Record`` (``inliner._record``) answers what a ctx answers and the carrier
+runtime's ``Record`` (``inliner.runtime._record``) answers what a ctx answers and the carrier
 replays its saves and marks on the real ctx.
 
 It is the fallback, never the default: ``FALLBACK_CODES`` are the refusals of the
@@ -24,9 +24,9 @@ from typing import Callable
 
 import libcst as cst
 
-from inliner.ctxflow import always_returns, analyse, is_binding
-from inliner.model import Refuse, VJPSpec
-from inliner.names import fresh, names_in, rename, unpack_statement
+from inliner.engine.analysis.ctxflow import always_returns, analyse, is_binding
+from inliner.engine.model import Refuse, VJPSpec
+from inliner.engine.names import fresh, names_in, rename, unpack_statement
 
 #: Refusals of the named lowering a record lowering may still flatten: ctx dynamics.
 FALLBACK_CODES = frozenset({"INL100", "INL102", "INL103", "INL104", "INL107", "INL108", "INL111"})

@@ -59,8 +59,8 @@ from thunder.core.update_aliases import insert_alias_updates
 import thunder.core.prims as prims
 import thunder.torch as ltorch
 
-from inliner._record import Record, bind, state_of
-from inliner.runtime import _CtxStandIn, _flat_outputs, _repeats
+from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
+from inliner.runtime._record import Record, bind, state_of
 
 
 def register(flat: Callable, spec: Any, decorated_fwd: Callable) -> None:

@@ -216,6 +216,14 @@ class FunctionBuilder:
         self.name = name
         self.features = features
         self.avoid = avoid
+        #: module-level functions ctx is handed to (name -> source), written before the class
+        self.helpers: dict[str, str] = {}
+        self.jvp = False  # a forward-mode rule (combined style, plain outputs only)
+        self.bwd_writes = False  # backward writes ctx: a second backward sees it
+
+    def helper(self, name: str, source: str) -> str:
+        self.helpers[name] = source
+        return name
 
     def feature(self, name: str, percent: int) -> bool:
         on = self.ch.bool(percent)
@@ -307,6 +315,9 @@ class FunctionBuilder:
         lines.extend(fwd, 1)
         lines.add(0, "")
         lines.extend(bwd, 1)
+        if self.jvp:
+            lines.add(0, "")
+            lines.extend(self.jvp_method(), 1)
         info = {
             "order": self.order,
             "tensors": self.tensors,
@@ -419,6 +430,17 @@ class FunctionBuilder:
                     update(state)
 
         avail = list(tnames)
+        # ctx shapes that only a ctx record spells: helpers given ctx, a counter backward
+        # advances, tuple targets mixing ctx attributes and locals, forward reading
+        # needs_input_grad, callables on ctx (tests/fuzz_gen.py: record features)
+        helper_save = self.feature("helper_save", 12)
+        helper_attr = self.feature("helper_attr", 10)
+        if self.feature("bwd_counter", 8):
+            body.add(0, f"{ctx}.calls = 0")
+            for_paths(None, lambda state: state.attrs.update({"calls": "counter"}))
+        plain_outputs = set(self.out_kinds) == {"expr"} and self.dirty is None and not self.amp
+        if plain_outputs and self.feature("jvp", 30):
+            self.forward_saves(body, ctx)
         # 1. in-place on the dirty input
         if self.dirty is not None:
             body.add(0, f"{self.dirty}.{ch.choice(['mul_', 'add_'])}({ch.choice(['2.0', '1.0'])})")
@@ -470,7 +492,11 @@ class FunctionBuilder:
 
         def emit_save(lines: _Lines, indent: int, cond: str | None, pool: list[str]) -> None:
             text, kinds = save_args(pool)
-            lines.add(indent, f"{ctx}.save_for_backward({text})")
+            if helper_save:
+                save = self.helper("_save", "def _save(ctx, *tensors):\n    ctx.save_for_backward(*tensors)\n")
+                lines.add(indent, f"{save}({ctx}, {text})")
+            else:
+                lines.add(indent, f"{ctx}.save_for_backward({text})")
 
             def upd(state):
                 state.saved = list(kinds)
@@ -516,7 +542,11 @@ class FunctionBuilder:
             value_kind = kind
             if kind == "tensor" and cond is not None and "one_path_attr_alias" in self.avoid:
                 value_kind = "tensor_copy"
-            lines.add(indent, f"{ctx}.{name} = {attr_value(value_kind, pool)}")
+            if helper_attr:
+                keep = self.helper(f"_keep_{name}", f"def _keep_{name}(ctx, value):\n    ctx.{name} = value\n")
+                lines.add(indent, f"{keep}({ctx}, {attr_value(value_kind, pool)})")
+            else:
+                lines.add(indent, f"{ctx}.{name} = {attr_value(value_kind, pool)}")
             self.features.add(f"attr_{kind}")
 
             def upd(state):
@@ -534,6 +564,25 @@ class FunctionBuilder:
             body.add(0, f"{ctx}.{n1}, {ctx}.{n2} = {ch.choice(avail)}, {attr_value('float', avail)}")
             for_paths(None, lambda s: s.attrs.update({n1: "tensor", n2: "float"}))
             self.features.add("attr_tuple_target")
+        if self.feature("attr_tuple_mixed", 8):
+            n1 = f"tm_{attr_counter[0]}"
+            attr_counter[0] += 1
+            if ch.bool(50):
+                body.add(0, f"{ctx}.{n1}, h_mixed = {ch.choice(avail)}, {attr_value('float', avail)}")
+            else:
+                body.add(0, f"h_mixed, {ctx}.{n1} = {attr_value('float', avail)}, {ch.choice(avail)}")
+            for_paths(None, lambda s: s.attrs.update({n1: "tensor"}))
+        if self.feature("nig_forward", 8):
+            n1 = f"nig_{attr_counter[0]}"
+            attr_counter[0] += 1
+            body.add(0, f"{ctx}.{n1} = {ctx}.needs_input_grad[{ch.draw(len(self.tensors))}]")
+            for_paths(None, lambda s: s.attrs.update({n1: "flag"}))
+        if self.feature("callable_attr", 8):
+            n1 = f"fn_{attr_counter[0]}"
+            attr_counter[0] += 1
+            body.add(0, f"{ctx}.{n1} = {ch.choice(['torch.tanh', 'torch.sin', '_double'])}")
+            self.helper("_double", "def _double(t):\n    return t * 2.0\n")
+            for_paths(None, lambda s: s.attrs.update({n1: "callable"}))
 
         # 5. a branch that sets attributes (and maybe saves) on one or both sides
         if branch:
@@ -671,6 +720,42 @@ class FunctionBuilder:
         head.extend(body, 1)
         return head
 
+    def forward_saves(self, body: _Lines, ctx: str) -> None:
+        """A jvp, and what forward saves for it: every path, or only when ``flag`` (a record)."""
+        ch = self.ch
+        self.jvp = True
+        saved = ch.sample([p.name for p in self.tensors], ch.int(1, 2))
+        self.fsaved = len(saved)
+        self.fsaved_conditional = self.feature("conditional_save_for_forward", 50)
+        if self.fsaved_conditional:
+            flag = self.ensure_flag()
+            body.add(0, f"if {flag.name}:")
+            body.add(1, f"{ctx}.save_for_forward({', '.join(saved)})")
+            body.add(0, f"{ctx}.forward_saved = {flag.name}")
+        else:
+            body.add(0, f"{ctx}.save_for_forward({', '.join(saved)})")
+
+    def jvp_method(self) -> _Lines:
+        """``jvp(ctx, *tangents)``: deliberately not the true forward derivative."""
+        ctx = self.ctx
+        lines = _Lines()
+        lines.add(0, "@staticmethod")
+        lines.add(0, f"def jvp({ctx}, *tangents):")
+        slots = [i for i, p in enumerate(self.order) if p.tensor]
+        terms = [f"tangents[{i}] * {1.5 + k}" for k, i in enumerate(slots)]
+        lines.add(1, f"tsum = {' + '.join(terms)}")
+        if self.fsaved_conditional:
+            lines.add(1, f"if {ctx}.forward_saved:")
+            lines.add(2, f"tsum = tsum * {ctx}.saved_tensors[{self.ch.draw(self.fsaved)}]")
+        else:
+            lines.add(1, f"tsum = tsum * {ctx}.saved_tensors[{self.ch.draw(self.fsaved)}]")
+        outs = [f"tsum * {2.0 + j}" for j in range(self.n_out)]
+        if self.bare_return:
+            lines.add(1, f"return {outs[0]}")
+        else:
+            lines.add(1, f"return {', '.join(outs)}{',' if len(outs) == 1 else ''}")
+        return lines
+
     def signature(self) -> str:
         parts = []
         for p in self.order:
@@ -738,6 +823,9 @@ class FunctionBuilder:
         else:
             setup.add(1, f"{', '.join(out_names)}{',' if len(out_names) == 1 else ''} = output")
         state = _State()
+        if self.feature("bwd_counter", 8):
+            setup.add(1, f"{ctx}.calls = 0")
+            state.attrs["calls"] = "counter"
         pool = [inputs[n] for n in tnames] + [
             o for o, k in zip(out_names, self.out_kinds) if k in ("expr", "input", "dirty")
         ]
@@ -828,7 +916,11 @@ class FunctionBuilder:
                 factors += [names[i] for i in usable]
             elif style == 1:
                 attr = "saved_variables" if self.feature("saved_variables", 5) else "saved_tensors"
-                body.add(0, f"saved = {ctx}.{attr}")
+                if attr == "saved_tensors" and self.feature("helper_saved", 10):
+                    saved = self.helper("_saved", "def _saved(ctx):\n    return ctx.saved_tensors\n")
+                    body.add(0, f"saved = {saved}({ctx})")
+                else:
+                    body.add(0, f"saved = {ctx}.{attr}")
                 factors += [f"saved[{i}]" for i in usable]
             else:
                 factors += [f"{ctx}.saved_tensors[{i}]" for i in usable]
@@ -841,6 +933,7 @@ class FunctionBuilder:
         kinds = {}
         for s in states:
             kinds.update(s.attrs)
+        counter = False
         for name in sorted(common_attrs):
             kind = kinds[name]
             if kind == "tensor":
@@ -851,9 +944,21 @@ class FunctionBuilder:
                 factors.append(f"{ctx}.{name}[0] * {ctx}.{name}[1]")
             elif kind == "shape":
                 reshape = f"{ctx}.{name}"
+            elif kind == "flag":
+                factors.append(f"(2.0 if {ctx}.{name} else 3.0)")
+            elif kind == "callable":
+                factors.append(f"{ctx}.{name}(gsum)")
+            elif kind == "counter":
+                counter = True
+        if counter:
+            body.add(0, f"{ctx}.calls += 1")
+            self.bwd_writes = True
         if one_path and ch.bool(70):
             name = sorted(one_path)[0]
-            factors.append(f"{ctx}.{name}" if kinds[name] != "pair" else f"{ctx}.{name}[0]")
+            read = f"{ctx}.{name}" if kinds[name] != "pair" else f"{ctx}.{name}[0]"
+            if self.feature("hasattr_one_path", 30):
+                read = f"({read} if hasattr({ctx}, {name!r}) else 1.0)"
+            factors.append(read)
             self.features.add("reads_one_path_attr")
 
         # the combined incoming gradient
@@ -868,6 +973,8 @@ class FunctionBuilder:
             elif kind == "marked" and self.materialize_off:
                 terms.append(f"(7.0 if {ref} is None else 0.0)")
         body.add(0, f"gsum = {' + '.join(terms)}")
+        if counter:
+            body.add(0, f"gsum = gsum * {ctx}.calls")
         grads = []
         tensor_index = 0
         for slot, p in enumerate(self.order):
@@ -899,6 +1006,12 @@ class FunctionBuilder:
         if ch.bool(10):
             grads.append("None")
             self.features.add("extra_none_grad")
+        # backward drops what it used (real code frees memory this way): a second backward fails
+        droppable = sorted(n for n in common_attrs if kinds[n] not in ("counter", "shape"))
+        if droppable and self.feature("bwd_drop", 10):
+            name = ch.choice(droppable)
+            body.add(0, f"del {ctx}.{name}" if ch.bool(50) else f"{ctx}.{name} = None")
+            self.bwd_writes = True
         if len(grads) == 1 and ch.bool(60):
             body.add(0, f"return {grads[0]}")
         else:
@@ -1012,6 +1125,8 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
     imports = ["import torch"]
     if info["helpers"]:
         imports.insert(0, "import functools")
+    if builder.jvp:
+        imports.append("import torch.autograd.forward_ad as fwAD")
     if once:
         imports.append("from torch.autograd.function import once_differentiable")
     out = _Lines()
@@ -1020,6 +1135,11 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
     out.add(0, "")
     for helper in info["helpers"]:
         out.lines.extend(DECORATOR_HELPERS[helper].rstrip("\n").split("\n"))
+        out.add(0, "")
+        out.add(0, "")
+
+    for source in builder.helpers.values():
+        out.lines.extend(source.rstrip("\n").split("\n"))
         out.add(0, "")
         out.add(0, "")
 
@@ -1143,6 +1263,11 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
             scen.add(1, f"torch.autograd.grad(_total(out), {leaves_text}, allow_unused=True)")
             # every call through a counting decorator so far, in order (same scenarios, same order)
             scen.add(1, f"return {leaves_text}, (out, list(CALLS))" if info["counted"] else f"return {leaves_text}, out")
+        elif kind == "retain_twice":
+            # what the first backward wrote on ctx is what the harness's second one reads
+            scen.add(1, f"out = {text}")
+            scen.add(1, f"first = torch.autograd.grad(_total(out), {leaves_text}, retain_graph=True, allow_unused=True)")
+            scen.add(1, f"return {leaves_text}, (out, first)")
         elif kind == "subset":
             scen.add(1, f"out = {text}")
             scen.add(1, f"return {leaves_text}, out[0] if isinstance(out, tuple) else out")
@@ -1150,6 +1275,14 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
             scen.add(1, 'with torch.autocast("cpu", dtype=torch.bfloat16):')
             scen.add(2, f"out = {text}")
             scen.add(1, f"return {leaves_text}, out")
+        elif kind == "forward_ad":
+            duals = {p.name: f"fwAD.make_dual({p.name}_p, torch.randn({shape_text}))" for p in tensors}
+            for p in tensors:
+                scen.add(1, f"{p.name}_p = torch.randn({shape_text})")
+            scen.add(1, "with fwAD.dual_level():")
+            scen.add(2, f"out = {call_text(duals, keywords=keywords, omit_defaults=omit, flag_value=flag_value)}")
+            scen.add(2, "outs = out if isinstance(out, tuple) else (out,)")
+            scen.add(2, "return [], tuple(fwAD.unpack_dual(o).tangent.clone() for o in outs)")
         scen.add(0, "")
         scen.add(0, "")
 
@@ -1171,17 +1304,27 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
     if dirty is None:
         scenario("partial_version", requires=partial, kind="version_nograd")
         scenario("partial_twice", requires=partial, kind="twice")
+    if builder.bwd_writes:
+        for fv in flag_values:
+            scenario(f"retain_twice{'' if fv is None else '_' + fv.lower()}", kind="retain_twice", flag_value=fv)
     scenario("no_grad", kind="no_grad")
     if info["n_out"] > 1:
         scenario("subset", kind="subset")
     if info["amp"]:
         scenario("autocast", kind="autocast")
+    if builder.jvp:
+        for fv in flag_values:
+            scenario(f"forward_ad{'' if fv is None else '_' + fv.lower()}", kind="forward_ad", flag_value=fv)
 
     # probes for torch.func: float outputs only, fixed non-tensor args
     probes = []
     # marked outputs are left out: torch.func hands their cotangents to backward where eager
     # autograd gives None / zeros, a difference of torch.func, not of the rewrite
     float_positions = [j for j, k in enumerate(info["out_kinds"]) if k in ("expr", "input", "dirty")]
+    # A backward that writes ctx runs twice on one ctx in eager double backward (the second
+    # order goes through the node again) but once per level under torch.func, each level
+    # with its own ctx: torch's own semantics, a setup_context original differs the same way.
+    second_order = not once and not builder.bwd_writes
     if float_positions:
         params = [f"p_{p.name}" for p in tensors]
         args = {p.name: (f"p_{p.name}.clone()" if p.name == dirty else f"p_{p.name}") for p in tensors}
@@ -1196,7 +1339,7 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
                 "probe_0",
                 len(tensors),
                 shape,
-                second_order=not once and not builder.bwd_no_grad,
+                second_order=second_order and not builder.bwd_no_grad,
                 func_ok=dirty is None,
             )
         )
@@ -1343,7 +1486,8 @@ def keyword_probes(
         lines.add(1, f"return tuple(outs[j] for j in {tuple(float_positions)!r})")
         lines.add(0, "")
         lines.add(0, "")
-        probes.append(Probe(name, len(tensors), builder.shape, second_order=not builder.once and not builder.bwd_no_grad, errors_match=True))
+        second_order = not builder.once and not builder.bwd_writes and not builder.bwd_no_grad  # see generate()
+        probes.append(Probe(name, len(tensors), builder.shape, second_order=second_order, errors_match=True))
     return probes
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+import traceback
 import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -31,7 +32,7 @@ from typing import Sequence
 import torch
 
 from harness import assert_same, load_module, run_all_safe
-from inliner.engine.diagnostics import INTERNAL_CODES
+from inliner.engine.diagnostics import INTERNAL_CODES, INTERNAL_ERROR
 from inliner.engine import flatten
 
 

@@ -89,7 +89,7 @@ def test_diagnostic_positions_are_one_based():
     source = "import torch\n\n\nclass H(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        helper(ctx)\n        return x\n\n    @staticmethod\n    def backward(ctx, g):\n        return g\n"
     result = flatten(source, path="h.py")
     (diag,) = result.diagnostics
-    assert diag.format() == "h.py:7:16: INL102 class H: `ctx` is passed to a helper or stored elsewhere; left untouched"
+    assert diag.format() == "h.py:7:16: INL102 class H: `ctx` is passed to `helper`, whose body the engine cannot check; left untouched"
     assert result.refused == ("H",) and not result.changed
 
 

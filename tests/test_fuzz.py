@@ -21,6 +21,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -59,6 +60,8 @@ def _differentiate_through_fwd(fwd, bwd, *, name, **spec):
     """A deliberately wrong runtime: ignores bwd and lets autograd trace fwd."""
 
     def flat(*args, **kwargs):
+        if spec.get("fwd_needs_input_grad"):
+            kwargs["needs_input_grad"] = tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
         return fwd(*args, **kwargs)[0]
 
     flat.apply = flat

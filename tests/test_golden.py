@@ -88,6 +88,8 @@ def _differentiate_through_fwd(fwd, bwd, *, name, **spec):
     """A deliberately wrong runtime: ignores bwd and lets autograd trace fwd."""
 
     def flat(*args, **kwargs):
+        if spec.get("fwd_needs_input_grad"):
+            kwargs["needs_input_grad"] = tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
         with_grad = fwd(*args, **kwargs)[0]
         return with_grad
 

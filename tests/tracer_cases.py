@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -422,6 +423,8 @@ def true_derivative(driver: str) -> list:
 
     def through_fwd(flat: Callable) -> Callable:
         def run(*args: Any, **kwargs: Any) -> Any:
+            if "needs_input_grad" in inspect.signature(flat.fwd).parameters:  # a ctx record's fwd
+                kwargs["needs_input_grad"] = tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
             return flat.fwd(*args, **kwargs)[0]
 
         return run

@@ -1,4 +1,5 @@
 import torch
+from inliner.runtime import FlatClass, Record, custom_vjp
 
 
 class Base(torch.autograd.Function):
@@ -65,21 +66,33 @@ class MixedIn(Mixed, Mixin):
     pass
 
 
-class Family(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x * 3
+def family_fwd(x):
+    return x * 3, ()
 
-    @staticmethod
-    def backward(ctx, g):
-        return g * 8
+
+def family_bwd(residuals, g):
+    return g * 8
+
+
+class Family(FlatClass):
+    apply = staticmethod(custom_vjp(family_fwd, family_bwd, name="Family"))
+
+
+def counting_fwd(x):
+    state = Record("Counting")
+    return x * 3, (state,)
+
+
+def counting_bwd(residuals, g):
+    (state,) = residuals
+    state.calls = 1
+    return g * 9
 
 
 class Counting(Family):
-    @staticmethod
-    def backward(ctx, g):
-        ctx.calls = 1
-        return g * 9
+    apply = staticmethod(
+        custom_vjp(counting_fwd, counting_bwd, name="Counting", ctx_record=True)
+    )
 
 
 def scenario_runs():

@@ -52,6 +52,10 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
         keywords.append(("jvp", cst.Name(spec.jvp)))
     if spec.symbolic is not None:
         keywords.append(("symbolic", spec.symbolic))
+    if spec.ctx_record:
+        keywords.append(("ctx_record", cst.Name("True")))
+    if spec.fwd_needs_input_grad:
+        keywords.append(("fwd_needs_input_grad", cst.Name("True")))
     return [
         cst.Arg(value, keyword=cst.Name(key), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
         for key, value in keywords

@@ -38,6 +38,13 @@ class VJPSpec:
     jvp: str | None = None  # name of an emitted forward-mode rule
     saved_for_forward_idx: tuple[int, ...] = ()
     symbolic: cst.BaseExpression | None = None  # the ONNX symbolic the carriers carry
+    #: the ctx-record strategy (``inliner.engine.function_class.ctx_record``): fwd's one residual is a ``Record``
+    ctx_record: bool = False
+    fwd_needs_input_grad: bool = False
+    #: why ctx needed a record (the named lowering's reason), for the INL001 message
+    record_reason: str = ""
+    #: ``ctx.attr`` backward/jvp write (a side effect a compiled backward does not repeat)
+    backward_writes_ctx: tuple[str, ...] = ()
 
 
 @dataclass

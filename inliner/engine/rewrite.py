@@ -48,6 +48,7 @@ FUNCTION_BASES = frozenset(
 RUNTIME_MODULE = "inliner.runtime"
 RUNTIME_NAME = "custom_vjp"
 FLAT_CLASS_NAME = "FlatClass"
+RECORD_NAME = "Record"
 HOP_LEAF = "autograd_function_apply"
 
 _CLASS_WITH_FUNCTION_BASE = re.compile(r"\bclass\s+\w+\s*\([^)]*Function\b|\bFunction\s+as\b|=\s*[\w.]*Function\b")
@@ -135,7 +136,9 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
     taken.add(runtime_name)
     flat_class_name = FLAT_CLASS_NAME if FLAT_CLASS_NAME not in taken else fresh("_InlinerFlatClass", taken)
     taken.add(flat_class_name)
-    names = _RuntimeNames(runtime_name, flat_class_name)
+    record_name = RECORD_NAME if RECORD_NAME not in taken else fresh("_inliner_Record", taken)
+    taken.add(record_name)
+    names = _RuntimeNames(runtime_name, flat_class_name, record_name)
     parents = Parents(tree)
 
     edits: list[tuple[int, int, str]] = []
@@ -186,7 +189,10 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
     if not flattened:
         return FlattenResult(source, diagnostics, (), refused)
     needs_flat_class = any(isinstance(c.outcome, CustomVJP) and c.outcome.kept and c.base is None for c in candidates)
-    imported = [(RUNTIME_NAME, runtime_name)] + ([(FLAT_CLASS_NAME, flat_class_name)] if needs_flat_class else [])
+    uses_record = any(isinstance(c.outcome, CustomVJP) and c.outcome.spec.ctx_record for c in candidates)
+    imported = [(RUNTIME_NAME, runtime_name)]
+    imported += [(FLAT_CLASS_NAME, flat_class_name)] if needs_flat_class else []
+    imported += [(RECORD_NAME, record_name)] if uses_record else []
     spelled = sorted(name if bound == name else f"{name} as {bound}" for name, bound in imported)
     line = f"from {RUNTIME_MODULE} import {', '.join(spelled)}{text.newline}"
     rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
@@ -220,6 +226,7 @@ def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: Sour
 class _RuntimeNames:
     custom_vjp: str
     flat_class: str
+    record: str
 
 
 def _subclass_candidates(
@@ -314,7 +321,7 @@ def _flatten_class(
     assert isinstance(cls, ast.ClassDef)
     block = parse_block(text, candidate.first_line, candidate.last_line, cls.lineno)
     assert isinstance(block.node, cst.ClassDef)
-    _, body_scope = index.class_scopes[id(cls)]
+    outer_scope, body_scope = index.class_scopes[id(cls)]
     uses = _uses(candidate, family, index, text, parents)
     candidate.apply_sites = uses.apply_sites
     base = candidate.base
@@ -338,13 +345,15 @@ def _flatten_class(
             # a class decorator may bind the name to something else than the class `cls` is
             class_alias=candidate.name if uses.unique and not cls.decorator_list else None,
             inherited=inherited,
+            resolve=_helper_resolver(index, outer_scope, text),
+            record_name=names.record,
         )
         candidate.inherited = _inherited_by_subclasses(candidate, block.node, inherited, qualified)
     candidate.block = block
     candidate.decorator_scopes = {**owners, **_decorator_scopes(candidate.inherited, block.node, body_scope)}
     methods = [s for s in block.node.body.body if isinstance(s, cst.FunctionDef) and s.name.value in AUTOGRAD_MEMBERS]
     methods += list(inherited.members.values()) if inherited else []
-    check_no_new_names(vjp, methods, module_level=(names.custom_vjp, names.flat_class))
+    check_no_new_names(vjp, methods, module_level=(names.custom_vjp, names.flat_class, names.record))
     candidate.outcome = vjp
     statements = emit(
         vjp, names.custom_vjp, nested=block.wrapped, line_length=max(40, 88 - len(block.indent)), flat_class=names.flat_class
@@ -413,6 +422,31 @@ def _base_blocks(candidate: _Candidate) -> list[Block]:
             out.append(base.block)
         base = base.base
     return out
+
+
+def _helper_resolver(index: ScopeIndex, outer: Scope, text: SourceText):
+    """What a call of a bare name reaches from the class's methods (``from_helper``: from a
+    module-level function): a function defined once at module level, or a builtin."""
+    module = index.scopes_root(outer)
+    parsed: dict[int, cst.FunctionDef] = {}
+
+    def resolve(name: str, from_helper: bool) -> tuple[str, cst.FunctionDef | None] | None:
+        found = index.lookup(name, module if from_helper else outer)
+        if found is None:
+            return ("builtin", None)
+        bindings = found.bindings.get(name, ())
+        if not found.is_module or len(bindings) != 1 or bindings[0].kind != "def":
+            return None
+        node = bindings[0].node
+        if not isinstance(node, ast.FunctionDef):
+            return None
+        if id(node) not in parsed:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            block = parse_block(text, first, node.end_lineno, node.lineno)
+            parsed[id(node)] = block.node
+        return ("def", parsed[id(node)])
+
+    return resolve
 
 
 # -- autograd_function_apply calls --------------------------------------------------
@@ -860,6 +894,8 @@ def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
     )
     if isinstance(outcome, CustomVJP) and outcome.kept is not None:
         what += "; it stays a class (its module uses it as one), whose apply is the flat callable"
+    if isinstance(outcome, CustomVJP) and outcome.spec.ctx_record:
+        what += f", its ctx kept as a record ({outcome.spec.record_reason})"
     return Diagnostic(
         path, line, col + 1, "INL001", what, Severity.INFO, name=candidate.name, end_line=line, end_column=end_col + 1
     )

@@ -41,9 +41,10 @@ import torch.fx
 
 from inliner.runtime._contract import check_first_result, check_indices, first_call_checked
 from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
+from inliner.runtime._record import Record, bind, copy_with, replay, state_of
 from inliner.runtime._replay import Decorated
 
-__all__ = ["custom_vjp", "FlatClass", "FlatFunction"]
+__all__ = ["custom_vjp", "FlatClass", "FlatFunction", "Record"]
 
 # Argument types that can be neither an fx proxy nor need a
 # functorch-aware carrier by themselves: calls made only of these take the fast path.
@@ -149,14 +150,17 @@ def _find_proxy(values: Iterable[Any]) -> Any:
     return None
 
 
-def _signature_parts(fwd: Callable) -> tuple[list[str], list[str], dict[str, Any], str]:
+def _signature_parts(fwd: Callable, hidden: tuple[str, ...] = ()) -> tuple[list[str], list[str], dict[str, Any], str]:
     """``fwd``'s parameter list as source text, the matching call arguments, the defaults
-    (referenced as ``__defaults[...]``) and an expression for the positional inputs."""
+    (referenced as ``__defaults[...]``) and an expression for the positional inputs.
+    ``hidden`` keyword-only parameters are the carrier's to pass, not the caller's."""
     sig = inspect.signature(fwd)
     params, call, positional = [], [], []
     defaults: dict[str, Any] = {}
     seen_kwonly_marker = False
     for p in sig.parameters.values():
+        if p.kind is p.KEYWORD_ONLY and p.name in hidden:
+            continue
         text = p.name
         if p.default is not inspect.Parameter.empty:
             defaults[p.name] = p.default
@@ -191,13 +195,13 @@ def _compile(src: str, label: str, namespace: dict[str, Any], name: str) -> Call
     return namespace[name]
 
 
-def _forward_with_signature(fwd: Callable, run: Callable) -> Callable:
+def _forward_with_signature(fwd: Callable, run: Callable, hidden: tuple[str, ...] = ()) -> Callable:
     """A function with ``fwd``'s parameter names that calls ``run`` with the bound arguments.
 
     torch 2.13 maps ``apply`` keywords to positional slots using forward's code
     variable names, so the carrier's forward must carry the original's names.
     """
-    params, call, defaults, _ = _signature_parts(fwd)
+    params, call, defaults, _ = _signature_parts(fwd, hidden)
     src = f"def forward({', '.join(params)}):\n    return __run({', '.join(call)})\n"
     namespace: dict[str, Any] = {"__defaults": defaults, "__run": run}
     forward = _compile(src, f"<inliner forward of {fwd.__qualname__}>", namespace, "forward")
@@ -220,6 +224,8 @@ def _combined_carrier_methods(
     fsaved_idx: tuple[int, ...] = (),
     jvp: Callable | None = None,
     check: Callable[[Any, tuple], None] | None = None,
+    record: bool = False,
+    fwd_needs_input_grad: bool = False,
 ) -> tuple[Callable, Callable, Callable | None]:
     """Straight-line ``forward(ctx, <fwd's parameters>)`` and ``backward(ctx, *grads)``.
 
@@ -228,13 +234,20 @@ def _combined_carrier_methods(
     the ``saved_tensors_idx`` group) go through one ``save_for_backward``; the other
     residuals stay plain references on ctx; the flags are replayed on the real ctx.
     ``check`` looks at what fwd returns on the first call (then fwd is called directly).
+    With ``record``, the one residual is a ``Record`` whose saves and marks are replayed
+    on the real ctx instead (``inliner.runtime._record``).
     """
-    params, call, defaults, positional = _signature_parts(fwd)
+    hidden = ("needs_input_grad",) if fwd_needs_input_grad else ()
+    params, call, defaults, positional = _signature_parts(fwd, hidden)
     ctx = "ctx"
     taken = set(inspect.signature(fwd).parameters)
     while ctx in taken:
         ctx = "_" + ctx
+    if fwd_needs_input_grad:
+        call = [*call, f"needs_input_grad={ctx}.needs_input_grad"]
     body = [f"__out, __res = __fwd({', '.join(call)})", "if type(__res) is not tuple:", "    __res = tuple(__res)"]
+    if record:
+        body.append(f"__replay({ctx}, __res[0])")
     saved_exprs = [f"__res[{i}]" for i in saved_idx]
     if saved_tensors_idx is not None:
         saved_exprs.append(f"*__res[{saved_tensors_idx}]")
@@ -269,7 +282,7 @@ def _combined_carrier_methods(
         body.append(f"{ctx}.mark_non_differentiable({', '.join(f'__flat_out[{j}]' for j in nondiff)})")
     body.append("return __out")
     src = f"def forward({', '.join([ctx] + params)}):\n" + "".join(f"    {line}\n" for line in body)
-    namespace: dict[str, Any] = {"__defaults": defaults, "__fwd": fwd}
+    namespace: dict[str, Any] = {"__defaults": defaults, "__fwd": fwd, "__replay": replay}
     if check is not None:
         namespace["__fwd"] = first_call_checked(fwd, check, functools.partial(namespace.__setitem__, "__fwd"))
     forward = _compile(src, f"<inliner forward of {fwd.__qualname__}>", namespace, "forward")
@@ -302,10 +315,10 @@ def _combined_carrier_methods(
     namespace = {"__bwd": bwd, "__on_demand": SavedOnDemand, "__saved_idx": saved_idx, "__group_idx": saved_tensors_idx}
     backward = _compile(src, f"<inliner backward of {bwd.__qualname__}>", namespace, "backward")
     backward.__qualname__ = bwd.__qualname__
-    return forward, backward, (_jvp_method(jvp, fsaved_idx) if jvp is not None else None)
+    return forward, backward, (_jvp_method(jvp, fsaved_idx, record) if jvp is not None else None)
 
 
-def _jvp_method(jvp: Callable, fsaved_idx: tuple[int, ...]) -> Callable:
+def _jvp_method(jvp: Callable, fsaved_idx: tuple[int, ...], record: bool = False) -> Callable:
     """``jvp(ctx, *tangents)``: in a jvp, ``ctx.saved_tensors`` are what forward saved for forward."""
 
     def method(ctx: Any, *tangents: Any) -> Any:
@@ -314,6 +327,8 @@ def _jvp_method(jvp: Callable, fsaved_idx: tuple[int, ...]) -> Callable:
             saved = ctx.saved_tensors
             for k, i in enumerate(fsaved_idx):
                 residuals[i] = saved[k]
+        if record:
+            bind(residuals[0], ctx)
         return jvp(tuple(residuals), *tangents)
 
     return method
@@ -438,6 +453,8 @@ def custom_vjp(
     jvp: Callable | None = None,
     saved_for_forward_idx: Sequence[int] = (),
     symbolic: Callable | None = None,
+    ctx_record: bool = False,
+    fwd_needs_input_grad: bool = False,
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
@@ -467,6 +484,11 @@ def custom_vjp(
       ``ctx.saved_tensors`` at each such access.
     - ``symbolic``: the original's ONNX ``symbolic(g, *inputs)``, put on every carrier,
       where the TorchScript-based ``torch.onnx.export`` looks for it.
+    - ``ctx_record=True``: fwd's one residual is a ``Record`` (its ctx, made explicit);
+      what fwd saved and marked on it is replayed on the real ctx, and bwd (and jvp)
+      get it back bound to that ctx. The index and flag arguments above are then unused.
+    - ``fwd_needs_input_grad``: fwd takes ``needs_input_grad`` (the apply slots' flags,
+      as ``ctx.needs_input_grad`` gives them) as a keyword-only argument.
 
     Nothing is built here but the flat function (and the decorated trampolines, if the
     original had decorators): the carriers are made on its first call, so importing a
@@ -506,6 +528,8 @@ def custom_vjp(
         jvp=jvp,
         fsaved_idx=tuple(saved_for_forward_idx),
         symbolic=_unwrap_staticmethod(symbolic),
+        record=ctx_record,
+        fwd_needs_input_grad=fwd_needs_input_grad,
     )
     spec.decorated = None
     if forward_decorators or backward_decorators:
@@ -650,6 +674,7 @@ def _build_carriers(spec: Any) -> Carriers:
     # original doing so fails in torch too; a combined-style one works, so its carrier returns
     # a view of such an input instead (what autograd makes of it anyway).
     view_returned_inputs = not spec.fill_defaults
+    record = spec.record
     slot = threading.local()
 
     check = functools.partial(check_first_result, spec)
@@ -657,12 +682,16 @@ def _build_carriers(spec: Any) -> Carriers:
 
     def run(*args: Any, **kwargs: Any) -> Any:
         holder = _CtxStandIn()
+        if spec.fwd_needs_input_grad:
+            kwargs = {**kwargs, "needs_input_grad": slot.needs_input_grad}
         outputs, residuals = decorated_fwd(holder, *args, **kwargs)
         residuals = tuple(residuals)
+        saved_also = residuals[0].to_save or () if record else ()
         if view_returned_inputs:
-            outputs = _view_saved_inputs(outputs, args, residuals, saved_idx, saved_tensors_idx)
+            outputs = _view_saved_inputs(outputs, args, residuals, saved_idx, saved_tensors_idx, saved_also)
         flat_out = _flat_outputs(outputs)
-        slot.repeats = _repeats(flat_out, args, dirty)
+        dirty_now = _positions(residuals[0].dirty_tensors, args) if record else dirty
+        slot.repeats = _repeats(flat_out, args, dirty_now)
         # Residuals that are inputs or outputs (also inside tuples and lists) are
         # re-bound by position in every setup_context call: torch.func calls it once
         # per transform level with differently wrapped tensors. Everything else is
@@ -696,6 +725,8 @@ def _build_carriers(spec: Any) -> Carriers:
         ctx._inliner_group = n_group
         for key, value in holder_attrs.items():
             setattr(ctx, key, value)
+        if record:
+            replay(ctx, residuals[0])
         if not materialize_grads:
             ctx.set_materialize_grads(False)
         if dirty:
@@ -716,6 +747,8 @@ def _build_carriers(spec: Any) -> Carriers:
                 residuals[i] = saved[k]
             if saved_tensors_idx is not None:
                 residuals[saved_tensors_idx] = tuple(saved[len(saved_idx) :])
+        if record:
+            bind(residuals[0], ctx)
         if bwd_needs_input_grad:
             return bwd(tuple(residuals), *grads, needs_input_grad=ctx.needs_input_grad)
         return bwd(tuple(residuals), *grads)
@@ -725,15 +758,17 @@ def _build_carriers(spec: Any) -> Carriers:
         spec.decorated.functorch_backward = backward
         decorated_bwd = spec.decorated.backward
 
+    hidden = ("needs_input_grad",) if spec.fwd_needs_input_grad else ()
     if spec.decorated is not None and not spec.fill_defaults:
         # The decorators must see the inputs apply got, as in eager, not forward's defaults
         # filled in (keywords are bound to positions before this carrier is applied).
+        # (The engine never combines replayed decorators with a ctx record: no hidden slots.)
         def forward(*args: Any) -> Any:
             return run(*args)
 
         forward.__qualname__ = fwd.__qualname__
     else:
-        forward = _forward_with_signature(fwd, run)
+        forward = _forward_with_signature(fwd, run, hidden)
     if not spec.fill_defaults:
         # The combined style does not fill forward's defaults before apply.
         forward.__signature__ = inspect.Signature(
@@ -756,7 +791,7 @@ def _build_carriers(spec: Any) -> Carriers:
     if spec.vmap is not None:
         namespace["vmap"] = staticmethod(spec.vmap)
     if spec.jvp is not None:
-        namespace["jvp"] = staticmethod(_jvp_method(spec.jvp, fsaved_idx))
+        namespace["jvp"] = staticmethod(_jvp_method(spec.jvp, fsaved_idx, record))
     if spec.symbolic is not None:
         namespace["symbolic"] = staticmethod(spec.symbolic)
     functorch = type(name, (torch.autograd.Function,), namespace)
@@ -772,6 +807,8 @@ def _build_carriers(spec: Any) -> Carriers:
         # last of them (all positions are one object); torch.func would give each
         # position its own. Returning the last position's tensor everywhere keeps eager's.
         slot.repeats = ()
+        if spec.fwd_needs_input_grad:  # what eager's ctx.needs_input_grad holds for these slots
+            slot.needs_input_grad = tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
         out = functorch.apply(*args, **kwargs)
         if slot.repeats:
             out = list(out)
@@ -799,6 +836,8 @@ def _build_carriers(spec: Any) -> Carriers:
             fsaved_idx=fsaved_idx,
             jvp=spec.jvp,
             check=check,
+            record=record,
+            fwd_needs_input_grad=spec.fwd_needs_input_grad,
         )
         if spec.decorated is not None:
             spec.decorated.eager_forward, eager_forward = eager_forward, spec.decorated.forward
@@ -836,12 +875,24 @@ def _locate(value: Any, args: tuple, flat_out: tuple) -> tuple:
         steps = tuple(_locate(v, args, flat_out) for v in value)
         if any(step[0] != "value" for step in steps):
             return (type(value).__name__, steps, value)
+    elif type(value) is Record:
+        # always a step of its own: each ctx gets its own record (writes stay per ctx)
+        state = {key: _locate(v, args, flat_out) for key, v in state_of(value).items()}
+        return ("record", state, value)
     return ("value", None, value)
 
 
-def _view_saved_inputs(outputs: Any, args: tuple, residuals: tuple, saved_idx: tuple, group_idx: int | None) -> Any:
+def _positions(tensors: Any, args: tuple) -> tuple[int, ...]:
+    """Positions in ``args`` of the objects in ``tensors`` (mark_dirty's arguments)."""
+    return tuple(i for i, a in enumerate(args) if any(a is t for t in tensors or ()))
+
+
+def _view_saved_inputs(
+    outputs: Any, args: tuple, residuals: tuple, saved_idx: tuple, group_idx: int | None, saved_also: tuple = ()
+) -> Any:
     """Outputs that are inputs and also saved for backward, replaced by views of themselves."""
     saved = [residuals[i] for i in saved_idx] + (list(residuals[group_idx]) if group_idx is not None else [])
+    saved += list(saved_also)
     flagged = [s for s in saved if isinstance(s, torch.Tensor) and any(s is a for a in args)]
     if not flagged:
         return outputs
@@ -862,6 +913,8 @@ def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:
         return tuple(_resolve(s, inputs, flat_out) for s in index)
     if kind == "list":
         return [_resolve(s, inputs, flat_out) for s in index]
+    if kind == "record":
+        return copy_with(value, {key: _resolve(s, inputs, flat_out) for key, s in index.items()})
     return value
 
 

@@ -16,6 +16,7 @@ from typing import Callable
 import libcst as cst
 
 from inliner.engine.analysis.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
+from inliner.engine.function_class.ctx_record import FALLBACK_CODES, RecordLowering, Resolve
 from inliner.engine.function_class.decorators import (
     DecoratorReader,
     DecoratorUse,
@@ -71,8 +72,12 @@ def lower_function_class(
     keep: bool = False,
     class_alias: str | None = None,
     inherited: Inherited | None = None,
+    resolve: Resolve | None = None,
+    record_name: str = "Record",
 ) -> CustomVJP:
-    """Lower ``cls``; with ``keep`` (or when its body needs one) a plain class stays too.
+    """Lower ``cls``: ctx spelled as named residuals where it can be, else (given
+    ``resolve``, which finds the helpers ctx is handed to) kept as a ctx record; with
+    ``keep`` (or when its body needs one) a plain class stays too.
 
     ``class_alias`` is the name that certainly means this class where the flat functions
     run (a classmethod member's ``cls`` is renamed to it); ``inherited`` are the members
@@ -124,7 +129,29 @@ def lower_function_class(
     if jvp is not None:
         lowering.jvp = jvp
         lowering.jvp_name = fresh(f"{base}_jvp", taken)
-    fwd_def, bwd_def, spec = lowering.lower(fwd_name, bwd_name)
+    try:
+        fwd_def, bwd_def, spec = lowering.lower(fwd_name, bwd_name)
+        extra: list[cst.FunctionDef] = list(lowering.extra)
+    except Refuse as refused:
+        if refused.refusal.code not in FALLBACK_CODES or resolve is None or lowering.joined is None:
+            raise
+        record = RecordLowering(
+            name,
+            lowering.joined,
+            backward,
+            jvp,
+            record_name,
+            resolve,
+            setup_style="setup_context" in members,
+            reason=refused.refusal.reason.removeprefix(f"class {name}: "),
+        )
+        fwd_def, bwd_def, spec, extra = record.lower(fwd_name, bwd_name, lowering.jvp_name)
+        if forward_uses or backward_uses:
+            raise Refuse(
+                "INL106",
+                f"class {name}: its ctx needs a record ({spec.record_reason}), and decorators are not replayed around a record",
+                (forward_uses or backward_uses)[0].expr,
+            ) from None
     spec.forward_decorators = tuple(use.expr for use in forward_uses)
     spec.backward_decorators = tuple(use.expr for use in backward_uses)
     spec.decorators = (*forward_uses, *backward_uses)
@@ -140,7 +167,6 @@ def lower_function_class(
     elif docstring is not None:
         fwd_def = _with_docstring(fwd_def, docstring)
 
-    extra: list[cst.FunctionDef] = list(lowering.extra)
     vmap = members.get("vmap")
     if vmap is not None:
         spec.vmap = fresh(f"{base}_vmap", taken)
@@ -431,6 +457,7 @@ class _CombinedLowering:
         self.jvp: cst.FunctionDef | None = None  # forward-mode rule, lowered like backward
         self.jvp_name = ""
         self.extra: list[cst.FunctionDef] = []
+        self.joined: cst.FunctionDef | None = forward  # the combined-style forward lowered
 
     # -- entry ---------------------------------------------------------------
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
@@ -559,6 +586,8 @@ class _CombinedLowering:
         self._drop_dead_sets(dead, smalls, facts, param_names)
 
         for use in reads:
+            if use.attr == "needs_input_grad":
+                raise Refuse("INL100", f"class {name}: forward reads `{ctx}.needs_input_grad`", use.node)
             if use.attr not in attr_residual:
                 raise Refuse("INL100", f"class {name}: forward reads `{ctx}.{use.attr}`, which it never sets", use.node)
             first_set = min(u.position for u in set_sites[use.attr])
@@ -1235,12 +1264,16 @@ class _SetupContextLowering:
         self.forward = forward
         self.setup = setup
         self.backward = backward
+        self.joined: cst.FunctionDef | None = None  # forward and setup_context as one, once joined
 
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
         name = self.name
         params = self.forward.params
-        if params.kwonly_params or params.star_kwarg is not None or params.posonly_params:
-            raise Refuse("INL109", f"class {name}: a setup_context forward with keyword-only or ** parameters", self.forward)
+        # Keyword-only parameters are not inputs (setup_context never sees them) and the
+        # carrier has forward's signature, so torch binds them as for the original
+        # (docs/semantics.md §14: torch 2.13 rejects any, 2.9 accepts them omitted).
+        if params.star_kwarg is not None or params.posonly_params:
+            raise Refuse("INL109", f"class {name}: a setup_context forward with ** or positional-only parameters", self.forward)
         setup_params = [p.name.value for p in self.setup.params.params]
         if len(setup_params) != 3 or isinstance(self.setup.params.star_arg, cst.Param) or self.setup.params.kwonly_params:
             raise Refuse("INL109", f"class {name}: setup_context must take (ctx, inputs, output)", self.setup)
@@ -1273,7 +1306,7 @@ class _SetupContextLowering:
         positional = [p.name.value for p in params.params]
         forward_names = names_in(self.forward)
         setup_free = names_in(self.setup) - set(setup_params)
-        stored_in_forward = set(forward_facts.stores) | set(positional)
+        stored_in_forward = set(forward_facts.stores) | set(positional) | {p.name.value for p in params.kwonly_params}
         if isinstance(params.star_arg, cst.Param):
             stored_in_forward.add(params.star_arg.name.value)
         clash = setup_free & stored_in_forward - _stored_names(self.setup)
@@ -1326,6 +1359,7 @@ class _SetupContextLowering:
             ),
             None,
         )
+        self.joined = combined
         combined_lowering = _CombinedLowering(name, combined, self.backward, output_items)
         combined_lowering.jvp, combined_lowering.jvp_name = self.jvp, self.jvp_name
         fwd_def, bwd_def, spec = combined_lowering.lower(fwd_name, bwd_name)

@@ -330,8 +330,8 @@ class FunctionBuilder:
             "amp": self.amp,
             "amp_cast": self.amp_cast,
             "bare": self.bare_return,
-            "helpers": self.helpers,
-            "counted": "counted" in self.helpers,
+            "helpers": self.decorator_helpers,
+            "counted": "counted" in self.decorator_helpers,
         }
         return lines.text(), info
 
@@ -341,13 +341,13 @@ class FunctionBuilder:
         aliases) plus, sometimes, decorators the engine does not know and replays:
         project wrappers (``DECORATOR_HELPERS``) and grad-mode contexts."""
         ch = self.ch
-        self.helpers: list[str] = []
+        self.decorator_helpers: list[str] = []
         fwd: list[str] = []
         bwd: list[str] = ["@once_differentiable"] if self.once else []
         alias = self.amp and self.feature("amp_alias", 40)
         if self.amp:
             if alias:
-                self.helpers.append("amp_aliases")
+                self.decorator_helpers.append("amp_aliases")
                 fwd.append("@custom_fwd_cpu(cast_inputs=torch.float32)" if self.amp_cast else "@custom_fwd_cpu")
             else:
                 cast = ", cast_inputs=torch.float32" if self.amp_cast else ""
@@ -367,8 +367,8 @@ class FunctionBuilder:
                     self.bwd_no_grad = self.bwd_no_grad or target is bwd
                 else:
                     text = {"guard": f"@guard(check={ch.choice(['True', 'False'])})", "contiguous": "@contiguous_args"}.get(kind, f"@{kind}")
-                    if kind not in self.helpers:
-                        self.helpers.append(kind)
+                    if kind not in self.decorator_helpers:
+                        self.decorator_helpers.append(kind)
                 target.insert(ch.draw(len(target) + 1), text)
         self.fwd_decorators = fwd
         self.bwd_decorators = bwd

@@ -39,7 +39,15 @@ from typing import Any, Callable, Iterable, Sequence
 import torch
 import torch.fx
 
-__all__ = ["custom_vjp", "FlatFunction"]
+try:  # dynamo's frame hook: None where no torch.compile is running
+    from torch._C._dynamo.eval_frame import set_eval_frame
+except ImportError:  # pragma: no cover - a torch without dynamo
+
+    def set_eval_frame(callback: Any) -> Any:
+        return None
+
+
+__all__ = ["custom_vjp", "FlatFunction", "CompileFallbackWarning"]
 
 # Argument types that can be neither an fx proxy nor need a
 # functorch-aware carrier by themselves: calls made only of these take the fast path.
@@ -354,6 +362,8 @@ def custom_vjp(
     jvp: Callable | None = None,
     saved_for_forward_idx: Sequence[int] = (),
     attributes: dict[str, Any] | None = None,
+    compile_kind: str = "traceable",
+    compile_reason: str | None = None,
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
@@ -374,6 +384,12 @@ def custom_vjp(
     - ``bwd_reads_saved=False``: the original backward never read ``ctx.saved_tensors``,
       so neither does the carrier (reading runs the version check); those residual slots
       reach bwd as None.
+    - ``compile_kind``: how ``torch.compile`` may see the call (see inliner._dynamo).
+      ``"traceable"`` (pure torch bodies): one graph node, compiled through.
+      ``"opaque"`` (bodies fake tensors cannot run) and ``"side_effecting"`` (bodies
+      whose Python effects must happen on every call): an eager island, as dynamo
+      makes of the original (a graph break at the call); ``compile_reason`` says why,
+      for the error ``fullgraph=True`` raises.
 
     Nothing is built here but the flat function: the carriers are made on its first
     call, so importing a module with many flattened Functions stays cheap.
@@ -397,6 +413,8 @@ def custom_vjp(
         vmap=vmap,
         jvp=jvp,
         fsaved_idx=tuple(saved_for_forward_idx),
+        compile_kind=_checked_compile_kind(compile_kind),
+        compile_reason=compile_reason,
     )
     built: list[Carriers] = []
     eager_apply: list[Callable] = []  # what the fast path calls, once built (the hot path)
@@ -428,9 +446,21 @@ def custom_vjp(
         return dispatch(args, kwargs)
 
     def dispatch(args: tuple, kwargs: dict) -> Any:
-        proxy = _find_proxy((args, kwargs))
-        if proxy is not None:
-            return proxy.tracer.create_proxy("call_function", public, args, kwargs)
+        # Under torch.compile this runs only where dynamo did not capture the call (a
+        # graph break): nothing below it is traced, as with torch.compiler.disable.
+        prior = set_eval_frame(None)
+        try:
+            if prior is not None:
+                _warn_eager_fallback(name, args, kwargs)
+            proxy = _find_proxy((args, kwargs))
+            if proxy is not None:
+                return proxy.tracer.create_proxy("call_function", public, args, kwargs)
+            return untraced(args, kwargs)
+        finally:
+            if prior is not None:
+                set_eval_frame(prior)
+
+    def untraced(args: tuple, kwargs: dict) -> Any:
         if functorch_active():
             return carriers().functorch_apply(*args, **kwargs)
         return carriers().eager.apply(*args, **kwargs)
@@ -439,7 +469,12 @@ def custom_vjp(
     # original, ``flat`` behind that decorator's input casting (see _with_input_casting).
     cast = _cast_inputs_of(spec.forward_decorators)
     public = flat if cast is None else _with_input_casting(flat, *cast)
-    for fn in {flat, public}:
+    # What dynamo puts in its graph for a traceable call (flat itself is replaced, for
+    # dynamo, by a shim that calls it: see inliner._dynamo).
+    node = _graph_node(flat)
+    if spec.compile_kind != "traceable":
+        public = _eager_island(public, _island_message(spec))
+    for fn in {flat, public, node}:
         fn.__name__ = name
         fn.__qualname__ = name
         fn.__module__ = spec.module
@@ -448,11 +483,13 @@ def custom_vjp(
     public.bwd = bwd  # type: ignore[attr-defined]
     public.apply = public  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
     public.carriers = carriers  # type: ignore[attr-defined]
-    public.call = flat  # type: ignore[attr-defined]  # the single call node tracers see
+    public.compile_kind = spec.compile_kind  # type: ignore[attr-defined]
+    # the call node dynamo's graph holds (the island itself: dynamo never captures it)
+    public.call = node if spec.compile_kind == "traceable" else public  # type: ignore[attr-defined]
     for key, value in (attributes or {}).items():
         setattr(public, key, value)
-    _allow_in_graph(flat)
-    _register_with_thunder(flat, spec)
+    _register_with_dynamo(_DynamoEntry(spec, flat, node, public, untraced, dispatch))
+    _register_with_thunder((flat, node, public), spec)
     return public
 
 
@@ -729,45 +766,166 @@ def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:
     return value
 
 
-_pending_allow_in_graph: "weakref.WeakSet[Callable]" = weakref.WeakSet()
+class _DynamoEntry:
+    """What ``inliner._dynamo`` needs to present one flat callable to dynamo."""
+
+    __slots__ = ("spec", "flat", "node", "public", "untraced", "dispatch", "__weakref__")
+
+    def __init__(
+        self, spec: Any, flat: Callable, node: Callable, public: Callable, untraced: Callable, dispatch: Callable
+    ) -> None:
+        self.spec = spec
+        self.flat = flat  # what the user's code calls (behind the island or input casting, if any)
+        self.node = node  # the graph node of a traceable call
+        self.public = public
+        self.untraced = untraced  # (args, kwargs) -> the carrier's result, no tracer checks
+        self.dispatch = dispatch
+
+
+def _graph_node(flat: Callable) -> Callable:
+    """A twin of ``flat`` for dynamo's graph: dynamo replaces ``flat`` itself by a shim
+    (``inliner._dynamo``) whose plain-argument calls end in this one node."""
+
+    def node(*args: Any, **kwargs: Any) -> Any:
+        return flat(*args, **kwargs)
+
+    return node
+
+
+def _eager_island(target: Callable, message: str) -> Callable:
+    """``target`` as an eager island: dynamo never traces it (a graph break at the call,
+    or, under ``fullgraph=True``, an error with ``message``), and nothing it calls is
+    traced either, as with ``torch.compiler.disable``. The original autograd.Function
+    gets the same from dynamo when its bodies cannot be traced: its forward, its custom
+    backward and their Python effects run on every call."""
+
+    def island(*args: Any, **kwargs: Any) -> Any:
+        prior = set_eval_frame(None)
+        try:
+            return target(*args, **kwargs)
+        finally:
+            if prior is not None:
+                set_eval_frame(prior)
+
+    # dynamo reads these two attributes of any function it is about to inline
+    island._torchdynamo_disable = True  # type: ignore[attr-defined]
+    island._torchdynamo_disable_msg = message  # type: ignore[attr-defined]
+    return island
+
+
+_COMPILE_KINDS = {
+    "traceable": "",
+    "opaque": "its bodies leave torch, so fake tensors cannot run them",
+    "side_effecting": "its bodies have Python side effects that must happen on every call",
+}
+
+
+def _checked_compile_kind(kind: str) -> str:
+    if kind not in _COMPILE_KINDS:
+        raise ValueError(f"compile_kind must be one of {', '.join(map(repr, _COMPILE_KINDS))}, not {kind!r}")
+    return kind
+
+
+def _island_message(spec: Any) -> str:
+    """What ``torch.compile(fullgraph=True)`` says about an eager island: the Function,
+    why, and how to override (dynamo's own hint below it names ``torch.compiler.disable``)."""
+    reason = f" ({spec.compile_reason})" if spec.compile_reason else ""
+    return (
+        f"inliner: {spec.name} runs eagerly under torch.compile, a graph break at the call, as the "
+        f"original autograd.Function did: {_COMPILE_KINDS[spec.compile_kind]}{reason}. If its forward "
+        "and backward are pure torch, mark it traceable with `# inliner: compile=traceable` on its "
+        "class line"
+    )
+
+
+class CompileFallbackWarning(UserWarning):
+    """A flat callable ran eagerly inside a ``torch.compile`` region (a graph break at the call)."""
+
+
+_fallback_warned: set[tuple[str, str]] = set()
+
+
+def _warn_eager_fallback(name: str, args: tuple, kwargs: dict) -> None:
+    """One warning per Function and argument type when dynamo could not carry an argument
+    into its graph and ran the call eagerly instead (a graph break at the call)."""
+    kind = _first_object_type(args, kwargs)
+    if kind is None or (name, kind) in _fallback_warned:
+        return
+    _fallback_warned.add((name, kind))
+    import warnings
+
+    warnings.warn(
+        f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): "
+        f"its argument of type {kind} could not be carried into the graph",
+        CompileFallbackWarning,
+        stacklevel=4,
+    )
+
+
+def _first_object_type(args: tuple, kwargs: dict) -> str | None:
+    """The qualified name of the first argument that is not a tensor, a scalar, or a
+    list/tuple/dict of those; None if there is none."""
+    stack = list(reversed((*args, *kwargs.values())))
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind in (list, tuple):
+            stack.extend(reversed(value))
+        elif kind is dict:
+            stack.extend(reversed(list(value.values())))
+        elif not isinstance(value, _LEAF_TYPES):
+            return f"{kind.__module__}.{kind.__qualname__}"
+    return None
+
+
+_LEAF_TYPES = (torch.Tensor, int, float, bool, complex, str, bytes, type(None), torch.dtype, torch.device)
+
+_pending_dynamo: "weakref.WeakSet[Callable]" = weakref.WeakSet()  # publics, with ``_inliner_dynamo``
+
+
+def _register_with_dynamo(entry: _DynamoEntry) -> None:
+    """Tell dynamo how to see the call (``inliner._dynamo``): now if it is loaded, else
+    when something (``torch.compile``) first imports it. Importing ``torch._dynamo``
+    costs about two seconds, which code that never compiles must not pay."""
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is not None and hasattr(dynamo, "allow_in_graph"):
+        from inliner import _dynamo
+
+        _dynamo.register(entry)
+        return
+    entry.public._inliner_dynamo = entry  # type: ignore[attr-defined]
+    _pending_dynamo.add(entry.public)
+    _after_import("torch._dynamo", _flush_dynamo)
+
+
+def _flush_dynamo(_dynamo_module: Any) -> None:
+    from inliner import _dynamo
+
+    for public in list(_pending_dynamo):
+        _dynamo.register(public._inliner_dynamo)
+        del public._inliner_dynamo
+    _pending_dynamo.clear()
+
+
 _pending_thunder: "weakref.WeakKeyDictionary[Callable, Any]" = weakref.WeakKeyDictionary()
 
 
-def _allow_in_graph(fn: Callable) -> None:
-    """Make dynamo emit one plain call node for ``fn`` instead of tracing into it.
-
-    Importing ``torch._dynamo`` costs about two seconds, so when it is not loaded yet
-    the registration waits until something (``torch.compile``) imports it.
-    """
-    dynamo = sys.modules.get("torch._dynamo")
-    if dynamo is not None and hasattr(dynamo, "allow_in_graph"):
-        dynamo.allow_in_graph(fn)
-        return
-    _pending_allow_in_graph.add(fn)
-    _after_import("torch._dynamo", _flush_allow_in_graph)
-
-
-def _flush_allow_in_graph(dynamo: Any) -> None:
-    for fn in list(_pending_allow_in_graph):
-        dynamo.allow_in_graph(fn)
-    _pending_allow_in_graph.clear()
-
-
-def _register_with_thunder(fn: Callable, spec: Any) -> None:
-    """Give ``thunder.jit`` a lookaside for ``fn`` (``inliner._thunder``), now if thunder is
-    loaded, else right after it is first imported."""
+def _register_with_thunder(fns: tuple[Callable, ...], spec: Any) -> None:
+    """Give ``thunder.jit`` a lookaside for each of ``fns`` (``inliner._thunder``), now if
+    thunder is loaded, else right after it is first imported."""
     if "thunder" in sys.modules:
-        _thunder_register(fn, spec)
+        _thunder_register(fns, spec)
         return
-    _pending_thunder[fn] = spec
+    # keyed by the first (the flat callable); the others are kept weakly with it
+    _pending_thunder[fns[0]] = (tuple(weakref.ref(fn) for fn in fns[1:]), spec)
     _after_import("thunder", _flush_thunder)
 
 
-def _thunder_register(fn: Callable, spec: Any) -> None:
+def _thunder_register(fns: tuple[Callable, ...], spec: Any) -> None:
     try:
         from inliner import _thunder
 
-        _thunder.register(fn, spec, _decorated_forward(spec))
+        _thunder.register(fns, spec, _decorated_forward(spec))
     except Exception as exc:  # a thunder whose internals moved must not break an import
         _warn_thunder_once(exc)
 
@@ -789,8 +947,9 @@ def _warn_thunder_once(exc: Exception) -> None:
 
 
 def _flush_thunder(_thunder_module: Any) -> None:
-    for fn, spec in list(_pending_thunder.items()):
-        _thunder_register(fn, spec)
+    for fn, (others, spec) in list(_pending_thunder.items()):
+        alive = tuple(f for f in (ref() for ref in others) if f is not None)
+        _thunder_register((fn, *alive), spec)
     _pending_thunder.clear()
 
 

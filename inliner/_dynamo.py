@@ -67,14 +67,15 @@ _flat_ids = itertools.count()
 def register(entry: Any) -> None:
     """Present ``entry``'s flat callable to dynamo according to its ``compile_kind``."""
     _skip_frames(entry)
+    torch._dynamo.allow_in_graph(entry.node)
     if entry.spec.compile_kind != "traceable":
-        return  # the island carries dynamo's attributes itself
+        _substitute(entry.public, _island_shim(entry.spec.name, entry.node, entry.public._torchdynamo_disable_msg))
+        return
     owner = next(_flat_ids)
     objects_node = _objects_node(entry.untraced)
     objects_node.__name__ = objects_node.__qualname__ = entry.spec.name
     objects_node.__module__ = entry.spec.module
     entry.public.objects_call = objects_node  # type: ignore[attr-defined]
-    torch._dynamo.allow_in_graph(entry.node)
     torch._dynamo.allow_in_graph(objects_node)
     _substitute(entry.flat, _shim(entry.spec.name, owner, entry.node, objects_node))
 
@@ -122,7 +123,31 @@ def _substitute(flat: Callable, shim: Callable) -> None:
     weakref.finalize(flat, deregister)
 
 
-# ----------------------------------------------------------------- the shim (traced by dynamo)
+# ----------------------------------------------------------------- the shims (traced by dynamo)
+
+
+def _island_shim(name: str, node: Callable, message: str) -> Callable:
+    """What dynamo traces in place of an eager island: under ``torch.export`` (strict),
+    which has no graph breaks, the call becomes a graph node, run on fake tensors as the
+    original's body is when exported (its Python effects happen once, at export time);
+    under ``torch.compile``, a call of a function dynamo refuses to inline, with
+    ``message``: a graph break at the call, after which the island runs eagerly."""
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("dynamo never runs this: it breaks the graph before the call")
+
+    refused.__name__ = refused.__qualname__ = name
+    refused._torchdynamo_disable = True  # type: ignore[attr-defined]
+    refused._torchdynamo_disable_msg = message  # type: ignore[attr-defined]
+
+    def shim(*args: Any, **kwargs: Any) -> Any:
+        # the flag torch.export sets (dynamo 2.9 folds torch.compiler.is_exporting() to True)
+        if torch.compiler._is_exporting_flag:
+            return node(*args, **kwargs)
+        return refused(*args, **kwargs)
+
+    return shim
+
 
 
 def _shim(name: str, owner: int, node: Callable, objects_node: Callable) -> Callable:

@@ -27,6 +27,7 @@ This module must not import libcst or black: rewritten code pays only for torch.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.abc
 import importlib.util
@@ -159,6 +160,41 @@ def _find_proxy(values: Iterable[Any]) -> Any:
         elif isinstance(value, dict):
             stack.extend(value.values())
     return None
+
+
+def _fx_call(tracer: Any, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)`` as one ``call_function`` node of an fx graph.
+
+    fx can hold tensors' proxies, scalars and containers as node arguments, not objects
+    such as a module or a function: those are bound into the node's target instead (a
+    function calling ``fn`` with them; its ``inliner_flat`` names ``fn``)."""
+    objects = {i: a for i, a in enumerate(args) if not _fx_argument(a)}
+    named = {k: v for k, v in kwargs.items() if not _fx_argument(v)}
+    if not objects and not named:
+        return tracer.create_proxy("call_function", fn, args, kwargs)
+    n = len(args)
+
+    def bound(*rest: Any, **more: Any) -> Any:
+        it = iter(rest)
+        full = [objects[i] if i in objects else next(it) for i in range(n)]
+        return fn(*full, **more, **named)
+
+    bound.__name__ = bound.__qualname__ = fn.__name__
+    bound.__module__ = fn.__module__
+    bound.inliner_flat = fn  # type: ignore[attr-defined]
+    rest = tuple(a for i, a in enumerate(args) if i not in objects)
+    return tracer.create_proxy("call_function", bound, rest, {k: v for k, v in kwargs.items() if k not in named})
+
+
+def _fx_argument(value: Any) -> bool:
+    """Whether fx can hold ``value`` as a node argument."""
+    if isinstance(value, (torch.fx.Proxy, *_LEAF_TYPES, slice, range)):
+        return True
+    if type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        return all(_fx_argument(v) for v in value)
+    if type(value) is dict:
+        return all(_fx_argument(v) for v in value.values())
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
 def _signature_parts(fwd: Callable) -> tuple[list[str], list[str], dict[str, Any], str]:
@@ -454,7 +490,7 @@ def custom_vjp(
                 _warn_eager_fallback(name, args, kwargs)
             proxy = _find_proxy((args, kwargs))
             if proxy is not None:
-                return proxy.tracer.create_proxy("call_function", public, args, kwargs)
+                return _fx_call(proxy.tracer, public, args, kwargs)
             return untraced(args, kwargs)
         finally:
             if prior is not None:

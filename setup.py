@@ -4,7 +4,7 @@ Installed next to the packages in site-packages, its one line makes
 ``INLINER_HOOK=pkg python ...`` flatten ``pkg`` at import with no set-up step, the way
 coverage tools ship a ``.pth`` for subprocess measurement. With ``INLINER_HOOK`` unset the
 line costs one environment lookup (``scripts/bench_import.py --startup`` measures it).
-The line's text lives in ``inliner/_hook_pth.py`` (``PTH_LINE``), read here without
+The line's text lives in ``inliner/hook/_pth.py`` (``PTH_LINE``), read here without
 importing the ``inliner`` package, whose dependencies a build environment does not have.
 
 Regular wheels: the file is written into ``build_lib``'s root, which the wheel's root
@@ -28,7 +28,7 @@ PTH_FILE = "inliner-hook.pth"
 
 
 def _pth_line() -> str:
-    spec = importlib.util.spec_from_file_location("_inliner_hook_pth", HERE / "inliner" / "_hook_pth.py")
+    spec = importlib.util.spec_from_file_location("_inliner_hook_pth", HERE / "inliner" / "hook" / "_pth.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -15,13 +15,13 @@ __version__ = "0.1.0"
 __all__ = ["Diagnostic", "FlattenResult", "flatten", "__version__"]
 
 if TYPE_CHECKING:
-    from inliner.diagnostics import Diagnostic
     from inliner.engine import FlattenResult, flatten
+    from inliner.engine.diagnostics import Diagnostic
 
 
 def __getattr__(name: str) -> Any:
     if name == "Diagnostic":
-        from inliner.diagnostics import Diagnostic
+        from inliner.engine.diagnostics import Diagnostic
 
         return Diagnostic
     if name in ("FlattenResult", "flatten"):

@@ -1,5 +1,7 @@
-"""Imported by the ``inliner_hook.pth`` start-up line only when ``INLINER_HOOK`` is set."""
+"""The start-up module an ``inliner_hook.pth`` written before the hook became a package imports.
 
-from inliner.hook import install_from_env
+``python -m inliner.hook install-pth`` now writes a line importing ``inliner.hook._startup``;
+a line installed by an older version still names this module, and must keep starting the hook.
+"""
 
-install_from_env()
+import inliner.hook._startup  # noqa: F401

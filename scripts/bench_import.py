@@ -172,7 +172,7 @@ def startup(reps: int) -> int:
     import venv
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from inliner._hook_pth import PTH_LINE, SHIPPED_PTH_NAME
+    from inliner.hook._pth import PTH_LINE, SHIPPED_PTH_NAME
 
     root = Path(tempfile.mkdtemp(prefix="inliner-startup-"))
     try:
@@ -189,7 +189,7 @@ def startup(reps: int) -> int:
         said = subprocess.run([str(python), "-c", "pass"], env={**env, "INLINER_HOOK": "x"}, capture_output=True, text=True)
         assert "INLINER_HOOK is set" in said.stderr, said.stderr
         probe = subprocess.run(
-            [str(python), "-c", "import sys; print('inliner' in sys.modules or 'inliner._hook_startup' in sys.modules)"],
+            [str(python), "-c", "import sys; print('inliner' in sys.modules or 'inliner.hook._startup' in sys.modules)"],
             env=env, capture_output=True, text=True, check=True,
         )
         assert probe.stdout.strip() == "False", "unset: the line imports nothing"

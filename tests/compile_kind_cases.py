@@ -6,7 +6,7 @@ flat equivalent the engine emits for it (``custom_vjp`` with its ``compile_kind`
 - bodies fake tensors cannot run: numpy, ``.tolist()`` (``opaque``: an eager island);
 - object arguments of pure-torch bodies: a dataclass holding a tensor (made outside the
   compiled region, and inside it), an ``nn.Module``, a lambda (``traceable``: one graph
-  node, the objects carried by the shim in ``inliner._dynamo``).
+  node, the objects carried by the shim in ``inliner.runtime._dynamo``).
 
 Every backward is deliberately not the true derivative. ``SIDE_EFFECT_LOG`` follows the
 golden-case convention (tests/tracer_cases.py reads it from a golden module if present).

@@ -15,9 +15,9 @@ def _engine_internal_errors_fail_the_test(request, monkeypatch):
         yield
         return
     import inliner.engine
-    import inliner.rewrite
-    from inliner.diagnostics import internal_error
-    from inliner.invariants import check_no_new_names
+    import inliner.engine.rewrite
+    from inliner.engine.diagnostics import internal_error
+    from inliner.engine.invariants import check_no_new_names
 
     seen: list[BaseException] = []
 
@@ -32,9 +32,9 @@ def _engine_internal_errors_fail_the_test(request, monkeypatch):
             seen.append(exc)
             raise
 
-    for module in (inliner.engine, inliner.rewrite):
+    for module in (inliner.engine, inliner.engine.rewrite):
         monkeypatch.setattr(module, "internal_error", recording)
-    monkeypatch.setattr(inliner.rewrite, "check_no_new_names", checking)
+    monkeypatch.setattr(inliner.engine.rewrite, "check_no_new_names", checking)
     yield
     if seen:
         raise AssertionError(f"the engine hit {len(seen)} internal error(s) (INL002/INL003); the first:") from seen[0]

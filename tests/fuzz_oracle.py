@@ -31,7 +31,7 @@ from typing import Sequence
 import torch
 
 from harness import assert_same, load_module, run_all_safe
-from inliner.diagnostics import INTERNAL_CODES
+from inliner.engine.diagnostics import INTERNAL_CODES
 from inliner.engine import flatten
 
 

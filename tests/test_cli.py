@@ -5,7 +5,7 @@ Most tests run ``main([...])`` in process against a fake engine (patched over
 turns ``class X(torch.autograd.Function):`` into ``class X:  # flattened`` (valid
 Python, idempotent, newline-preserving) and refuses classes whose name starts with
 ``Keep``. The end-to-end tests at the bottom use the real engine and skip until
-``inliner.rewrite`` exists.
+``inliner.engine.rewrite`` exists.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from inliner.cli import main, process
-from inliner.diagnostics import Diagnostic, Severity
 from inliner.engine import FlattenResult, Selection
+from inliner.engine.diagnostics import Diagnostic, Severity
 
 CLASS_RE = re.compile(r"^class (\w+)\(torch\.autograd\.Function\):", re.MULTILINE)
 
@@ -367,17 +367,17 @@ def test_safe_mode_refuses_unstable_output(
 
 def _crashing_rewrite(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real engine, with a bug that stops it on any file holding a Function."""
-    import inliner.rewrite
+    import inliner.engine.rewrite
     from inliner import engine
 
-    real = inliner.rewrite.rewrite_module
+    real = inliner.engine.rewrite.rewrite_module
 
     def crashing(source: str, **kwargs: object) -> FlattenResult:
         if "autograd" in source:
             raise RuntimeError("boom")
         return real(source, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(inliner.rewrite, "rewrite_module", crashing)
+    monkeypatch.setattr(inliner.engine.rewrite, "rewrite_module", crashing)
     monkeypatch.setattr(process, "flatten", engine.flatten)
 
 
@@ -673,7 +673,7 @@ def test_pre_commit_hook_file() -> None:
         assert line in text
 
 
-# --- end to end with the real engine (run once inliner.rewrite exists) -------------------------
+# --- end to end with the real engine (run once inliner.engine.rewrite exists) -------------------------
 
 REAL_FN = """\
 import torch
@@ -689,7 +689,7 @@ class Double(torch.autograd.Function):
 
 @pytest.fixture
 def real_engine(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("inliner.rewrite")
+    pytest.importorskip("inliner.engine.rewrite")
     from inliner import engine
 
     monkeypatch.setattr(process, "flatten", engine.flatten)
@@ -713,16 +713,16 @@ def test_e2e_rewrite_check_and_idempotence(proj: Path, real_engine: None, capsys
 def test_e2e_internal_error_in_one_class_refuses_it(
     proj: Path, real_engine: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import inliner.rewrite
+    import inliner.engine.rewrite
 
-    real = inliner.rewrite.lower_function_class
+    real = inliner.engine.rewrite.lower_function_class
 
     def lowering(node, **kwargs):  # type: ignore[no-untyped-def]
         if node.name.value == "Other":
             raise RuntimeError("boom")
         return real(node, **kwargs)
 
-    monkeypatch.setattr(inliner.rewrite, "lower_function_class", lowering)
+    monkeypatch.setattr(inliner.engine.rewrite, "lower_function_class", lowering)
     other = REAL_FN.split("\n", 1)[1].replace("Double", "Other")
     a = write(proj / "a.py", REAL_FN + "\n" + other)
     assert main(["a.py"]) == 0  # a refusal like any other: the rest of the file is rewritten

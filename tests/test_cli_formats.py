@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from inliner.cli import formats, main
-from inliner.diagnostics import CODES, Diagnostic, Severity
+from inliner.engine.diagnostics import CODES, Diagnostic, Severity
 
 jsonschema = pytest.importorskip("jsonschema", reason="the test extra installs jsonschema")
 

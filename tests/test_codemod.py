@@ -12,7 +12,7 @@ from libcst.codemod import CodemodContext, TransformFailure, TransformSkip, Tran
 
 import inliner.codemod
 from inliner.codemod import Flatten
-from inliner.diagnostics import Diagnostic, Severity
+from inliner.engine.diagnostics import Diagnostic, Severity
 from inliner.engine import FlattenResult, Selection
 
 FN = "import torch\nclass F(torch.autograd.Function):\n    pass\nclass KeepG(torch.autograd.Function):\n    pass\n"
@@ -82,7 +82,7 @@ def test_libcst_tool_in_process(
 
 
 def test_libcst_tool_subprocess_real_engine(tmp_path: Path) -> None:
-    pytest.importorskip("inliner.rewrite")
+    pytest.importorskip("inliner.engine.rewrite")
     src = (
         "import torch\n"
         "class Double(torch.autograd.Function):\n"

@@ -9,7 +9,7 @@ beside the flat equivalent the engine emits, with its ``compile_kind``), through
 | ``test_fullgraph`` | ``torch.compile(fullgraph=True)`` (aot_eager) work wherever it works for the original (except ``FULLGRAPH_ORIGINAL_ONLY``); where it fails, the error names the Function, why, and the override |
 | ``test_three_compiled_calls`` | three calls of ``torch.compile(fn)`` (aot_eager, inductor): outputs, custom gradients and the side-effect log equal eager, as the original's do |
 
-and the mechanism behind them (``inliner._dynamo``): one plain graph node for object
+and the mechanism behind them (``inliner.runtime._dynamo``): one plain graph node for object
 arguments, dynamo's guards on what the objects hold, the one-line fallback warning, and
 no leak of flat callables made by a factory. The original's outcome is asserted too.
 """
@@ -79,7 +79,7 @@ def _original_fullgraph(case: ck.Case) -> str | None:
 
 def _carried(case: ck.Case) -> bool:
     """Whether this torch's dynamo lets the shim carry the case's arguments into its graph."""
-    from inliner import _dynamo
+    from inliner.runtime import _dynamo
 
     return not case.passes_objects or _dynamo._HANDS_OVER_OBJECTS
 
@@ -219,7 +219,7 @@ def test_dynamo_guards_what_the_objects_hold():
         def forward(self, x):
             return self.lin(x) * (self.k if self.training else -self.k)
 
-    from inliner import _dynamo
+    from inliner.runtime import _dynamo
 
     cfg = ck.Config(torch.ones(4), 2.0)
     gate = Gate()

@@ -6,7 +6,7 @@ import pytest
 
 from inliner import flatten
 from inliner.engine import Selection
-from inliner.rewrite import may_contain_candidates
+from inliner.engine.rewrite import may_contain_candidates
 
 DOUBLE = '''\
 class Double(torch.autograd.Function):
@@ -122,16 +122,16 @@ def test_class_in_class_body_is_refused():
 
 @pytest.mark.engine_bug
 def test_an_internal_error_in_one_class_refuses_it_and_flattens_the_others(monkeypatch):
-    import inliner.rewrite
+    import inliner.engine.rewrite
 
-    real = inliner.rewrite.lower_function_class
+    real = inliner.engine.rewrite.lower_function_class
 
     def lowering(node, **kwargs):
         if node.name.value == "Second":
             raise KeyError("boom")
         return real(node, **kwargs)
 
-    monkeypatch.setattr(inliner.rewrite, "lower_function_class", lowering)
+    monkeypatch.setattr(inliner.engine.rewrite, "lower_function_class", lowering)
     second = DOUBLE.replace("Double", "Second")
     source = "import torch\n\n\n" + DOUBLE + "\n\n" + second + "\n\na = Double.apply(x)\nb = Second.apply(x)\n"
     result = flatten(source, path="m.py")
@@ -152,16 +152,16 @@ def test_an_internal_error_in_one_class_refuses_it_and_flattens_the_others(monke
 def test_an_internal_error_in_one_op_call_refuses_it_and_flattens_the_other(monkeypatch, where):
     from pathlib import Path
 
-    import inliner.rewrite
+    import inliner.engine.rewrite
 
-    real = getattr(inliner.rewrite, where)
+    real = getattr(inliner.engine.rewrite, where)
 
     def failing(first, *args, **kwargs):  # the op call's site, or (lower_hop) the flat function's name
         if first.startswith("SaveIntermediate") if isinstance(first, str) else first.call.args[0].id == "fwd_body_1":
             raise ValueError("boom")
         return real(first, *args, **kwargs)
 
-    monkeypatch.setattr(inliner.rewrite, where, failing)
+    monkeypatch.setattr(inliner.engine.rewrite, where, failing)
     source = (Path(__file__).parent.parent / "golden" / "hop_two_calls" / "input.py").read_text()
     source += "\n\nSaveInputs = SaveIntermediate = None  # taken: the flat functions get other names\n"
     result = flatten(source, path="dump.py")
@@ -180,12 +180,12 @@ def test_an_internal_error_in_one_op_call_refuses_it_and_flattens_the_other(monk
 
 @pytest.mark.engine_bug
 def test_an_internal_error_in_the_whole_file_is_the_results_error(monkeypatch):
-    import inliner.rewrite
+    import inliner.engine.rewrite
 
     def broken(*args, **kwargs):
         raise RecursionError("too deep")
 
-    monkeypatch.setattr(inliner.rewrite.ScopeIndex, "build", broken)
+    monkeypatch.setattr(inliner.engine.rewrite.ScopeIndex, "build", broken)
     source = "import torch\n\n\n" + DOUBLE
     result = flatten(source, path="m.py")  # does not raise
     assert result.source == source and not result.changed and not result.flattened
@@ -200,7 +200,7 @@ def test_every_diagnostic_code_is_in_the_readme_table():
     import re
     from pathlib import Path
 
-    from inliner.diagnostics import CODES, INTERNAL_ERROR
+    from inliner.engine.diagnostics import CODES, INTERNAL_ERROR
 
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert INTERNAL_ERROR in CODES

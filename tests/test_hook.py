@@ -21,10 +21,10 @@ import torch
 import inliner
 import inliner.engine
 import inliner.hook
-from inliner import _hook_cache
-from inliner._hook_cache import TAG, cache_path
-from inliner._hook_pth import PTH_LINE, PTH_NAME
-from inliner._linemap import compile_mapped, map_lines
+from inliner.hook import _cache
+from inliner.hook._cache import TAG, cache_path
+from inliner.hook._pth import PTH_LINE, PTH_NAME
+from inliner.hook._linemap import compile_mapped, map_lines
 from inliner.hook import InlinerHookWarning
 
 from golden import GOLDEN
@@ -214,18 +214,18 @@ def test_a_module_the_engine_cannot_fully_flatten_warns_once_and_imports(make_pa
 
 @pytest.mark.engine_bug
 def test_an_engine_internal_error_imports_the_module_as_written(make_package, monkeypatch):
-    import inliner.rewrite
+    import inliner.engine.rewrite
 
     name, _ = make_package({"ops": SEVEN})
 
-    real = inliner.rewrite.rewrite_module
+    real = inliner.engine.rewrite.rewrite_module
 
     def broken(source, **kwargs):
         if "autograd" in source:
             raise RuntimeError("kaboom")
         return real(source, **kwargs)
 
-    monkeypatch.setattr(inliner.rewrite, "rewrite_module", broken)
+    monkeypatch.setattr(inliner.engine.rewrite, "rewrite_module", broken)
     with inliner.hook.install([name], cache=False), pytest.warns(InlinerHookWarning) as record:
         ops = importlib.import_module(f"{name}.ops")
     (warning,) = [w for w in record if issubclass(w.category, InlinerHookWarning)]
@@ -237,17 +237,17 @@ def test_an_engine_internal_error_imports_the_module_as_written(make_package, mo
 
 @pytest.mark.engine_bug
 def test_an_internal_error_in_one_class_imports_the_rest_flattened(make_package, monkeypatch):
-    import inliner.rewrite
+    import inliner.engine.rewrite
 
     name, _ = make_package({"ops": SEVEN})
-    real = inliner.rewrite.lower_function_class
+    real = inliner.engine.rewrite.lower_function_class
 
     def lowering(node, **kwargs):
         if node.name.value == "Seven":
             raise KeyError("kaboom")
         return real(node, **kwargs)
 
-    monkeypatch.setattr(inliner.rewrite, "lower_function_class", lowering)
+    monkeypatch.setattr(inliner.engine.rewrite, "lower_function_class", lowering)
     with inliner.hook.install([name], cache=False), pytest.warns(InlinerHookWarning) as record:
         ops = importlib.import_module(f"{name}.ops")
     (warning,) = [w for w in record if issubclass(w.category, InlinerHookWarning)]
@@ -376,10 +376,10 @@ def test_a_changed_engine_invalidates_the_cache(make_package, monkeypatch):
         return real(text, **kwargs)
 
     monkeypatch.setattr(inliner.engine, "flatten", counting)
-    fingerprint = _hook_cache.engine_fingerprint()
-    assert fingerprint is not None and _hook_cache.engine_fingerprint() is fingerprint  # once per process
+    fingerprint = _cache.engine_fingerprint()
+    assert fingerprint is not None and _cache.engine_fingerprint() is fingerprint  # once per process
     for engine, expected in [(fingerprint, 1), (fingerprint, 1), (b"newer!!!", 2), (b"newer!!!", 2), (fingerprint, 3)]:
-        monkeypatch.setattr(_hook_cache, "engine_fingerprint", lambda engine=engine: engine)
+        monkeypatch.setattr(_cache, "engine_fingerprint", lambda engine=engine: engine)
         with inliner.hook.install([name]):
             ops = importlib.import_module(f"{name}.ops")
         _forget(name)
@@ -387,28 +387,30 @@ def test_a_changed_engine_invalidates_the_cache(make_package, monkeypatch):
         assert not isinstance(ops.Seven, type)
 
     # an engine whose files cannot be read caches nothing (rather than something stale)
-    monkeypatch.setattr(_hook_cache, "engine_fingerprint", lambda: None)
+    monkeypatch.setattr(_cache, "engine_fingerprint", lambda: None)
     Path(cache_path(str(source))).unlink()
     with inliner.hook.install([name]):
         importlib.import_module(f"{name}.ops")
     assert len(calls) == 4 and not Path(cache_path(str(source))).exists()
 
 
-def test_the_engine_fingerprint_covers_every_module_of_the_package(tmp_path):
+def test_the_engine_fingerprint_covers_every_module_but_the_surfaces(tmp_path):
     directory = Path(inliner.__file__).parent
     copy = tmp_path / "inliner"
-    copy.mkdir()
-    for module in directory.glob("*.py"):
-        (copy / module.name).write_bytes(module.read_bytes())
-    original = _hook_cache._compute_fingerprint(str(copy))
-    assert original == _hook_cache.engine_fingerprint() and len(original) == 8
-    for module in sorted(copy.glob("*.py")):
+    shutil.copytree(directory, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    original = _cache._compute_fingerprint(str(copy))
+    assert original == _cache.engine_fingerprint() and len(original) == 8
+    covered = [m for m in sorted(copy.rglob("*.py")) if m.relative_to(copy).parts[0] not in ("cli", "lsp")]
+    assert {"engine", "hook", "runtime"} <= {m.relative_to(copy).parts[0] for m in covered}
+    for module in covered:
         data = module.read_bytes()
         module.write_bytes(data.replace(b"\n", b" \n", 1) if b"\n" in data else b"#")  # one byte more
-        assert _hook_cache._compute_fingerprint(str(copy)) != original, module.name
+        assert _cache._compute_fingerprint(str(copy)) != original, module
         module.write_bytes(data)
-    (copy / "new_engine_module.py").write_text("")
-    assert _hook_cache._compute_fingerprint(str(copy)) != original
+    (copy / "cli" / "report.py").write_text("")  # a surface: its code is never cached
+    assert _cache._compute_fingerprint(str(copy)) == original
+    (copy / "engine" / "new_engine_module.py").write_text("")
+    assert _cache._compute_fingerprint(str(copy)) != original
 
 
 def test_a_cache_hit_repeats_the_warning(make_package):
@@ -463,13 +465,13 @@ def _run(code: str, root: Path, hook: str | None, first: Path | None = None) -> 
 def test_env_var_activation_and_the_cache_across_processes(make_package, tmp_path):
     name, package = make_package({"ops": SEVEN})
     root = package.parent
-    probe = PROBE.format(activate="import inliner._hook_startup  # what the .pth line runs", name=name)
+    probe = PROBE.format(activate="import inliner.hook._startup  # what the .pth line runs", name=name)
     # a copy of inliner, to be "upgraded" below as a `git pull` would
     engine_root = tmp_path / "engine"
     shutil.copytree(Path(inliner.__file__).parent, engine_root / "inliner", ignore=shutil.ignore_patterns("__pycache__"))
 
     first = _run(probe, root, hook=f"{name}, unrelated", first=engine_root)
-    assert first["engine"] == str(engine_root / "inliner" / "engine.py")
+    assert first["engine"] == str(engine_root / "inliner" / "engine" / "__init__.py")
     assert first["grad"] == [7.0, 7.0] and first["calls"] == 2  # __init__ and ops
 
     second = _run(probe, root, hook=name, first=engine_root)
@@ -483,7 +485,7 @@ def test_env_var_activation_and_the_cache_across_processes(make_package, tmp_pat
     assert third["grad"] == [9.0, 9.0] and third["calls"] == 1
 
     # a newer engine under the same version number: nothing an older one cached is used
-    emit = engine_root / "inliner" / "emit.py"
+    emit = engine_root / "inliner" / "engine" / "emit.py"
     emit.write_text(emit.read_text() + "\n# a change in the engine\n")
     fourth = _run(probe, root, hook=name, first=engine_root)
     assert fourth["grad"] == [9.0, 9.0] and fourth["calls"] == 2 and fourth["libcst"], "a fresh rewrite"
@@ -506,8 +508,14 @@ def test_the_pth_line_installs_the_hook_only_when_asked(make_package, tmp_path):
     assert not (site_dir / PTH_NAME).exists()
 
 
+def test_a_line_installed_before_the_hook_became_a_package_still_starts_it(make_package):
+    name, package = make_package({"ops": SEVEN})
+    older_line = "import inliner._hook_startup  # what install-pth wrote before inliner.hook/"
+    assert _run(PROBE.format(activate=older_line, name=name), package.parent, hook=name)["grad"] == [7.0, 7.0]
+
+
 def test_install_pth_command(tmp_path, capsys):
-    from inliner._hook_pth import main
+    from inliner.hook._pth import main
 
     assert main(["install-pth", "--dir", str(tmp_path)]) == 0
     assert (tmp_path / PTH_NAME).read_text() == PTH_LINE

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from inliner._hook_pth import PTH_LINE, SHIPPED_PTH_NAME
+from inliner.hook._pth import PTH_LINE, SHIPPED_PTH_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 

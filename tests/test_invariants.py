@@ -5,9 +5,9 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-import inliner.rewrite as rewrite
+import inliner.engine.rewrite as rewrite
 from inliner import flatten
-from inliner.invariants import INVARIANT_CODE, outside_reads
+from inliner.engine.invariants import INVARIANT_CODE, outside_reads
 
 TWO_CLASSES = '''\
 import torch

@@ -509,7 +509,7 @@ def test_targets_cover_decorators_and_body_and_disambiguate_by_line():
 
 @pytest.mark.engine_bug
 def test_an_engine_internal_error_is_reported_and_nothing_offered(monkeypatch, caplog):
-    import inliner.rewrite
+    import inliner.engine.rewrite
     from inliner.lsp import server
 
     def boom(*args, **kwargs):
@@ -518,7 +518,7 @@ def test_an_engine_internal_error_is_reported_and_nothing_offered(monkeypatch, c
     # a file that does not parse: nothing reported (half-typed code; other tools say why)
     assert server.analyse(BROKEN, "t.py", None, "utf-16").diagnostics == ()
 
-    monkeypatch.setattr(inliner.rewrite, "rewrite_module", boom)
+    monkeypatch.setattr(inliner.engine.rewrite, "rewrite_module", boom)
     analysis = server.analyse(GOOD_AND_BAD, "t.py", None, "utf-16")
     assert analysis.result.error and analysis.targets == () and analysis.edits == ()
     (diagnostic,) = analysis.diagnostics
@@ -543,17 +543,17 @@ def test_an_engine_internal_error_is_reported_and_nothing_offered(monkeypatch, c
 
 @pytest.mark.engine_bug
 def test_an_internal_error_in_one_class_is_a_warning_on_it(monkeypatch):
-    import inliner.rewrite
+    import inliner.engine.rewrite
     from inliner.lsp import server
 
-    real = inliner.rewrite.lower_function_class
+    real = inliner.engine.rewrite.lower_function_class
 
     def lowering(node, **kwargs):
         if node.name.value == "Scale":
             raise KeyError("boom")
         return real(node, **kwargs)
 
-    monkeypatch.setattr(inliner.rewrite, "lower_function_class", lowering)
+    monkeypatch.setattr(inliner.engine.rewrite, "lower_function_class", lowering)
     analysis = server.analyse(FIXED, "t.py", None, "utf-16")
     assert analysis.result.error is None and analysis.result.flattened == ("Helper",)
     assert [t.name for t in analysis.targets] == ["Helper"]

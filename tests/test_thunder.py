@@ -16,7 +16,7 @@ computation trace, run under ``thunder.jit``, gives eager's outputs (its body, w
 ``no_grad``, eager's gradients). Asserted for the rewrite; thunder's own lookaside for
 ``autograd.Function`` fails it (``test_original``), a plain torch function passes it.
 
-How the rewrite gets there: ``inliner._thunder`` (loaded when thunder is) gives every
+How the rewrite gets there: ``inliner.runtime._thunder`` (loaded when thunder is) gives every
 flat callable a thunder lookaside built like thunder's own for the
 ``autograd_function_apply`` op: it traces ``fwd`` into one symbol named after the
 original (bound, in the trace's context, to the flat callable) and registers ``bwd``'s
@@ -72,7 +72,7 @@ REWRITE_KNOWN_FAILURES: dict[tuple[str, str], str] = {
 }
 
 #: Flat callables that thunderfx's splitter keeps out of thunder, by design
-#: (``inliner._thunder``: ``thunder_supported`` is False): forward decorators (custom_fwd)
+#: (``inliner.runtime._thunder``: ``thunder_supported`` is False): forward decorators (custom_fwd)
 #: enter autocast contexts thunder cannot trace inside one symbol, and thunder cannot
 #: honour set_materialize_grads(False). Every other flat callable runs inside thunder.
 SPLIT_OUT_BY_DESIGN: dict[str, list[str]] = {

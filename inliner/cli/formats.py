@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 from urllib.parse import quote
 
 from inliner import __version__
-from inliner.diagnostics import CODES, Diagnostic
+from inliner.engine.diagnostics import CODES, Diagnostic
 
 FORMATS = ("text", "json", "github", "sarif")
 

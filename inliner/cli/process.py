@@ -14,8 +14,8 @@ from typing import Callable
 
 from inliner.cli import io as sio
 from inliner.cli.report import unified_diff
-from inliner.diagnostics import Diagnostic
 from inliner.engine import FlattenResult, Selection, flatten
+from inliner.engine.diagnostics import Diagnostic
 
 Engine = Callable[..., FlattenResult]
 

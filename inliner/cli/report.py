@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import IO, Iterable
 
 from inliner.cli import formats
-from inliner.diagnostics import Diagnostic
+from inliner.engine.diagnostics import Diagnostic
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 

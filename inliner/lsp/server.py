@@ -25,8 +25,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from inliner import __version__
-from inliner.diagnostics import INTERNAL_CODES, INTERNAL_ERROR, Diagnostic, Severity
 from inliner.engine import FlattenResult, Selection, flatten
+from inliner.engine.diagnostics import INTERNAL_CODES, INTERNAL_ERROR, Diagnostic, Severity
 from inliner.lsp import text as txt
 
 logger = logging.getLogger("inliner.lsp")

@@ -13,10 +13,10 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from inliner.lower_hop import _KNOWN_FLAGS, HOP_NAMES, HopFlags
-from inliner.model import Refuse
-from inliner.scopes import Scope, ScopeIndex, dotted
-from inliner.source import SourceText
+from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.model import Refuse
+from inliner.engine.op_call.lower_hop import HOP_NAMES, KNOWN_FLAGS, HopFlags
+from inliner.engine.source import SourceText
 
 _APPLY_IN_COMMENT = re.compile(r"\b([A-Za-z_]\w*)\.apply\(")
 
@@ -60,7 +60,7 @@ def resolve(site: HopCall, tree: ast.Module, index: ScopeIndex, text: SourceText
         raise Refuse("INL201", "autograd_function_apply call without literal fwd/bwd and operands", None)
     values = {}
     for keyword in call.keywords:
-        if keyword.arg not in _KNOWN_FLAGS:
+        if keyword.arg not in KNOWN_FLAGS:
             raise Refuse("INL201", f"autograd_function_apply call passes an unknown keyword `{keyword.arg}`", None)
         try:
             values[keyword.arg] = tuple(ast.literal_eval(keyword.value))

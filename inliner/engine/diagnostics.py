@@ -86,7 +86,7 @@ CODES: dict[str, str] = {
 
 #: The code of an engine bug: what it was working on is left untouched, the rest still flattened.
 INTERNAL_ERROR = "INL002"
-#: A rewrite that failed a safety invariant (inliner/invariants.py): a lowering bug caught before writing.
+#: A rewrite that failed a safety invariant (inliner/engine/invariants.py): a lowering bug caught before writing.
 INVARIANT_VIOLATION = "INL003"
 #: Both mean "please report": a surface logs them, a test fails on them.
 INTERNAL_CODES = frozenset({INTERNAL_ERROR, INVARIANT_VIOLATION})

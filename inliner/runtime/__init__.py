@@ -12,7 +12,7 @@ the original's (see docs/semantics.md §0).
 - The **setup_context carrier** is what ``torch.func`` transforms get (and what a
   setup_context-style original always uses), so ``grad``/``vjp``/``jacrev`` work even
   where the original was written in the combined ``forward(ctx, ...)`` style.
-- Under ``thunder.jit`` no carrier is used: ``inliner._thunder`` (loaded when thunder
+- Under ``thunder.jit`` no carrier is used: ``inliner.runtime._thunder`` (loaded when thunder
   is) gives each flat callable a thunder lookaside that traces ``fwd`` and ``bwd``
   directly, the way thunder handles the ``autograd_function_apply`` op.
 
@@ -39,6 +39,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 import torch
 import torch.fx
+
+from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
 
 try:  # dynamo's frame hook: None where no torch.compile is running
     from torch._C._dynamo.eval_frame import set_eval_frame
@@ -138,14 +140,6 @@ def _bind_keywords(forward: Callable, args: tuple, kwargs: dict) -> tuple:
         if slots[index] is empty:
             raise TypeError(f"forward() missing required argument: '{names[index]}' (position {index})")
     return tuple(slots)
-
-
-class _CtxStandIn:
-    """What forward decorators (``custom_fwd``) see as ``ctx``; its attributes move to the real ctx."""
-
-
-def _flat_outputs(output: Any) -> tuple:
-    return output if isinstance(output, tuple) else (output,)
 
 
 def _find_proxy(values: Iterable[Any]) -> Any:
@@ -420,7 +414,7 @@ def custom_vjp(
     - ``bwd_reads_saved=False``: the original backward never read ``ctx.saved_tensors``,
       so neither does the carrier (reading runs the version check); those residual slots
       reach bwd as None.
-    - ``compile_kind``: how ``torch.compile`` may see the call (see inliner._dynamo).
+    - ``compile_kind``: how ``torch.compile`` may see the call (see inliner.runtime._dynamo).
       ``"traceable"`` (pure torch bodies): one graph node, compiled through.
       ``"opaque"`` (bodies fake tensors cannot run) and ``"side_effecting"`` (bodies
       whose Python effects must happen on every call): an eager island, as dynamo
@@ -506,7 +500,7 @@ def custom_vjp(
     cast = _cast_inputs_of(spec.forward_decorators)
     public = flat if cast is None else _with_input_casting(flat, *cast)
     # What dynamo puts in its graph for a traceable call (flat itself is replaced, for
-    # dynamo, by a shim that calls it: see inliner._dynamo).
+    # dynamo, by a shim that calls it: see inliner.runtime._dynamo).
     node = _graph_node(flat)
     if spec.compile_kind != "traceable":
         public = _eager_island(public, _island_message(spec))
@@ -773,22 +767,6 @@ def _view_saved_inputs(outputs: Any, args: tuple, residuals: tuple, saved_idx: t
     return tuple(view(o) for o in outputs) if isinstance(outputs, tuple) else view(outputs)
 
 
-def _repeats(
-    flat_out: Sequence, args: Sequence, dirty: Sequence[int], tensor_type: type = torch.Tensor
-) -> tuple[tuple[int, int], ...]:
-    """``(i, j)`` for every output position ``i`` whose tensor eager autograd hands out
-    again at ``j``, the last such position: a tensor made in forward (or a dirty input)
-    returned twice. An input returned as-is is not one: each position gets its own view.
-    ``tensor_type`` lets thunder's lookaside ask the same of its proxies."""
-    own_views = [a for i, a in enumerate(args) if isinstance(a, tensor_type) and i not in dirty]
-    last = {
-        id(o): j
-        for j, o in enumerate(flat_out)
-        if isinstance(o, tensor_type) and not any(o is a for a in own_views)
-    }
-    return tuple((i, last[id(o)]) for i, o in enumerate(flat_out) if last.get(id(o), i) != i)
-
-
 def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:
     kind, index, value = step
     if kind == "input" and index < len(inputs):
@@ -803,7 +781,7 @@ def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:
 
 
 class _DynamoEntry:
-    """What ``inliner._dynamo`` needs to present one flat callable to dynamo."""
+    """What ``inliner.runtime._dynamo`` needs to present one flat callable to dynamo."""
 
     __slots__ = ("spec", "flat", "node", "public", "untraced", "dispatch", "__weakref__")
 
@@ -820,7 +798,7 @@ class _DynamoEntry:
 
 def _graph_node(flat: Callable) -> Callable:
     """A twin of ``flat`` for dynamo's graph: dynamo replaces ``flat`` itself by a shim
-    (``inliner._dynamo``) whose plain-argument calls end in this one node."""
+    (``inliner.runtime._dynamo``) whose plain-argument calls end in this one node."""
 
     def node(*args: Any, **kwargs: Any) -> Any:
         return flat(*args, **kwargs)
@@ -920,12 +898,12 @@ _pending_dynamo: "weakref.WeakSet[Callable]" = weakref.WeakSet()  # publics, wit
 
 
 def _register_with_dynamo(entry: _DynamoEntry) -> None:
-    """Tell dynamo how to see the call (``inliner._dynamo``): now if it is loaded, else
+    """Tell dynamo how to see the call (``inliner.runtime._dynamo``): now if it is loaded, else
     when something (``torch.compile``) first imports it. Importing ``torch._dynamo``
     costs about two seconds, which code that never compiles must not pay."""
     dynamo = sys.modules.get("torch._dynamo")
     if dynamo is not None and hasattr(dynamo, "allow_in_graph"):
-        from inliner import _dynamo
+        from inliner.runtime import _dynamo
 
         _dynamo.register(entry)
         return
@@ -935,7 +913,7 @@ def _register_with_dynamo(entry: _DynamoEntry) -> None:
 
 
 def _flush_dynamo(_dynamo_module: Any) -> None:
-    from inliner import _dynamo
+    from inliner.runtime import _dynamo
 
     for public in list(_pending_dynamo):
         _dynamo.register(public._inliner_dynamo)
@@ -947,8 +925,8 @@ _pending_thunder: "weakref.WeakKeyDictionary[Callable, Any]" = weakref.WeakKeyDi
 
 
 def _register_with_thunder(fns: tuple[Callable, ...], spec: Any) -> None:
-    """Give ``thunder.jit`` a lookaside for each of ``fns`` (``inliner._thunder``), now if
-    thunder is loaded, else right after it is first imported."""
+    """Give ``thunder.jit`` a lookaside for each of ``fns`` (``inliner.runtime._thunder``), now
+    if thunder is loaded, else right after it is first imported."""
     if "thunder" in sys.modules:
         _thunder_register(fns, spec)
         return
@@ -959,7 +937,7 @@ def _register_with_thunder(fns: tuple[Callable, ...], spec: Any) -> None:
 
 def _thunder_register(fns: tuple[Callable, ...], spec: Any) -> None:
     try:
-        from inliner import _thunder
+        from inliner.runtime import _thunder
 
         _thunder.register(fns, spec, _decorated_forward(spec))
     except Exception as exc:  # a thunder whose internals moved must not break an import

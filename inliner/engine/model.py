@@ -3,7 +3,7 @@
 A ``Function`` subclass and an ``autograd_function_apply`` call both become a
 ``CustomVJP``: a ctx-free ``fwd(*inputs) -> (outputs, residuals)``, a ctx-free
 ``bwd(residuals, *grads) -> grads`` and the static flags the runtime needs to
-replay what ``ctx`` did. ``inliner.emit`` prints it; nothing else does.
+replay what ``ctx`` did. ``inliner.engine.emit`` prints it; nothing else does.
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from typing import Callable
 
 import libcst as cst
 
-from inliner.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
-from inliner.model import CustomVJP, Refuse, VJPSpec
-from inliner.names import fresh, names_in, rename, snake_case, unpack_statement
+from inliner.engine.analysis.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
+from inliner.engine.model import CustomVJP, Refuse, VJPSpec
+from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 

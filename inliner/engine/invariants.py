@@ -17,8 +17,8 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from inliner.diagnostics import INVARIANT_VIOLATION as INVARIANT_CODE
-from inliner.model import CustomVJP, Refuse
+from inliner.engine.diagnostics import INVARIANT_VIOLATION as INVARIANT_CODE
+from inliner.engine.model import CustomVJP, Refuse
 
 _BUILTINS = frozenset(dir(builtins))
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from inliner.model import Refuse
+from inliner.engine.model import Refuse
 
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 _LOOPS = (cst.For, cst.While, cst.CompFor)

@@ -31,7 +31,7 @@ PTH_NAME = "inliner_hook.pth"  # written by install-pth
 SHIPPED_PTH_NAME = "inliner-hook.pth"  # in the wheel (setup.py); owned by pip
 _START = (
     "try:\n"
-    " import inliner._hook_startup\n"
+    " import inliner.hook._startup\n"
     "except Exception as exc:\n"
     " sys.stderr.write(f'inliner: INLINER_HOOK is set but the import hook did not start: {exc!r}\\n')\n"
 )

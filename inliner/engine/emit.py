@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from inliner.model import CustomVJP, VJPSpec
+from inliner.engine.model import CustomVJP, VJPSpec
 
 
 def _int_tuple(values: tuple[int, ...]) -> cst.BaseExpression:

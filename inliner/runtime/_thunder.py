@@ -59,7 +59,7 @@ from thunder.core.update_aliases import insert_alias_updates
 import thunder.core.prims as prims
 import thunder.torch as ltorch
 
-from inliner.runtime import _CtxStandIn, _flat_outputs, _repeats
+from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
 
 
 def register(fns: tuple[Callable, ...], spec: Any, decorated_fwd: Callable) -> None:

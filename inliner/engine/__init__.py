@@ -7,37 +7,10 @@ part of the result (code ``INL002``), so no surface needs a guard of its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
+from inliner.engine.result import FlattenResult, Selection
 
-from inliner.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Restrict the rewrite to one Function class (by name) or the class / op call on a line."""
-
-    name: str | None = None
-    line: int | None = None  # 1-based
-
-    @classmethod
-    def parse(cls, text: str) -> "Selection":
-        """``Name``, ``PATH:LINE`` or ``LINE``."""
-        head, sep, tail = text.rpartition(":")
-        if sep and tail.isdigit():
-            return cls(line=int(tail))
-        if text.isdigit():
-            return cls(line=int(text))
-        return cls(name=text)
-
-
-@dataclass(frozen=True)
-class FlattenResult:
-    source: str  # the new text (identical to the input when nothing changed)
-    diagnostics: tuple[Diagnostic, ...] = ()
-    flattened: tuple[str, ...] = ()  # names of the Functions / op calls rewritten
-    refused: tuple[str, ...] = ()  # names of those left untouched, each with a diagnostic
-    error: str | None = None  # set when the file could not be processed at all
-    changed: bool = field(default=False)
+__all__ = ["FlattenResult", "Selection", "flatten"]
 
 
 def flatten(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
@@ -49,7 +22,7 @@ def flatten(source: str, *, path: str = "<string>", select: Selection | None = N
     ``INL002`` diagnostic at 1:1.
     """
     try:
-        from inliner.rewrite import rewrite_module
+        from inliner.engine.rewrite import rewrite_module
 
         return rewrite_module(source, path=path, select=select)
     except Exception as exc:  # an engine bug: the file is left as it is, and says why

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from inliner.ctxflow import analyse
-from inliner.model import CustomVJP, Refuse, VJPSpec
-from inliner.names import dotted, fresh, names_in, rename, snake_case, unpack_statement
+from inliner.engine.analysis.ctxflow import analyse
+from inliner.engine.model import CustomVJP, Refuse, VJPSpec
+from inliner.engine.names import dotted, fresh, names_in, rename, snake_case, unpack_statement
 
 HOP_NAMES = frozenset(
     {
@@ -27,7 +27,7 @@ HOP_NAMES = frozenset(
         "torch._higher_order_ops.autograd_function.autograd_function_apply",
     }
 )
-_KNOWN_FLAGS = {"non_differentiable_idx", "saved_for_backward_idx", "dirty_idx", "args_tensor_mask"}
+KNOWN_FLAGS = {"non_differentiable_idx", "saved_for_backward_idx", "dirty_idx", "args_tensor_mask"}
 _GENERATED_COMMENT = re.compile(r"#\s*(File:|No stacktrace found)")
 
 

@@ -4,15 +4,15 @@ For code that cannot or will not be rewritten on disk. Modelled on pytest's
 assertion-rewriting hook: a meta-path finder that claims only the modules it was
 asked for (never ``inliner`` itself, nor the ``torch`` its output imports), hands every other import back to the
 normal machinery untouched, caches its bytecode next to the ``.pyc``
-(``inliner._hook_cache``: keyed on a hash of the source and a fingerprint of the
+(``inliner.hook._cache``: keyed on a hash of the source and a fingerprint of the
 engine) and compiles so that tracebacks show the lines the user
-wrote (``inliner._linemap``). Files on disk are never changed.
+wrote (``inliner.hook._linemap``). Files on disk are never changed.
 
     handle = inliner.hook.install(["mypkg", "other.sub"])   # or: with install(...):
     handle.uninstall()
 
 ``INLINER_HOOK=mypkg,other python script.py`` does the same with no code change:
-the wheel ships the start-up line (``inliner-hook.pth``; ``inliner._hook_pth``).
+the wheel ships the start-up line (``inliner-hook.pth``; ``inliner.hook._pth``).
 
 An import never fails because of the hook: what the engine cannot flatten is
 imported as written, with one ``InlinerHookWarning`` per module saying why.
@@ -29,7 +29,7 @@ from importlib.machinery import ModuleSpec, SourceFileLoader
 from types import CodeType, ModuleType
 from typing import Iterable, Mapping, Sequence
 
-from inliner import _hook_cache
+from inliner.hook import _cache
 
 __all__ = [
     "InlinerHookWarning",
@@ -95,7 +95,7 @@ class _Finder:
         if spec is None or type(spec.loader) is not SourceFileLoader or not spec.has_location:
             return spec  # not a plain .py file (extension, namespace, zip...): as the others found it
         spec.loader = _Loader(fullname, spec.loader.path, cache=self.cache)
-        spec.cached = _hook_cache.cache_path(spec.loader.path) if self.cache else None  # -> __cached__
+        spec.cached = _cache.cache_path(spec.loader.path) if self.cache else None  # -> __cached__
         return spec
 
     def _spec_from_the_others(self, fullname: str, path, target) -> ModuleSpec | None:
@@ -129,31 +129,31 @@ class _Loader(SourceFileLoader):
         if getattr(_busy, "engine", False):
             return super().get_code(fullname)
         data = self.get_data(source_path)
-        cache_path = _hook_cache.cache_path(source_path) if self._use_cache else None
-        key = _hook_cache.key(data) if cache_path is not None else None  # these bytes, this engine
+        cache_path = _cache.cache_path(source_path) if self._use_cache else None
+        key = _cache.key(data) if cache_path is not None else None  # these bytes, this engine
         if cache_path is not None and key is not None:
-            hit = _hook_cache.read(cache_path, key)
+            hit = _cache.read(cache_path, key)
             if hit is not None:
                 warning, code = hit
                 _warn(warning, source_path, fullname)
                 return code
         code, warning = _transform(data, source_path, self)
         if cache_path is not None and key is not None:
-            _hook_cache.write(cache_path, key, source_path, warning, code)
+            _cache.write(cache_path, key, source_path, warning, code)
         _warn(warning, source_path, fullname)
         return code
 
 
-def _transform(data: bytes, source_path: str, loader: SourceFileLoader) -> tuple[CodeType, _hook_cache.CachedWarning]:
+def _transform(data: bytes, source_path: str, loader: SourceFileLoader) -> tuple[CodeType, _cache.CachedWarning]:
     """Flatten and compile; on any trouble compile the file as written and say why.
 
     A file Python itself cannot compile raises its own SyntaxError, as without the hook.
     """
     from inliner import engine  # only on a cache miss: a cache hit never loads the engine
-    from inliner._linemap import compile_mapped
-    from inliner.diagnostics import Severity
+    from inliner.hook._linemap import compile_mapped
+    from inliner.engine.diagnostics import Severity
 
-    def as_written(reason: str, line: int = 1) -> tuple[CodeType, _hook_cache.CachedWarning]:
+    def as_written(reason: str, line: int = 1) -> tuple[CodeType, _cache.CachedWarning]:
         code = loader.source_to_code(data, source_path)
         return code, (f"{reason}; imported as written", line)
 
@@ -183,7 +183,7 @@ def _transform(data: bytes, source_path: str, loader: SourceFileLoader) -> tuple
         return as_written(f"inliner produced code that does not compile ({type(exc).__name__}: {exc})")
 
 
-def _warn(warning: _hook_cache.CachedWarning, source_path: str, fullname: str) -> None:
+def _warn(warning: _cache.CachedWarning, source_path: str, fullname: str) -> None:
     if warning is not None:
         message, line = warning
         warnings.warn_explicit(f"{fullname}: {message}", InlinerHookWarning, source_path, line, module=fullname)
@@ -253,20 +253,15 @@ def install_from_env(environ: Mapping[str, str] | None = None) -> HookHandle | N
 
 
 def install_pth(directory: str | os.PathLike[str] | None = None, *, user: bool = False):
-    """Write the start-up line that makes ``INLINER_HOOK`` work (see ``inliner._hook_pth``)."""
-    from inliner._hook_pth import install_pth as _install
+    """Write the start-up line that makes ``INLINER_HOOK`` work (see ``inliner.hook._pth``)."""
+    from inliner.hook._pth import install_pth as _install
 
     return _install(directory, user=user)
 
 
 def uninstall_pth(directory: str | os.PathLike[str] | None = None, *, user: bool = False):
     """Remove the start-up line written by ``install_pth``."""
-    from inliner._hook_pth import uninstall_pth as _uninstall
+    from inliner.hook._pth import uninstall_pth as _uninstall
 
     return _uninstall(directory, user=user)
 
-
-if __name__ == "__main__":
-    from inliner._hook_pth import main
-
-    sys.exit(main())

@@ -6,9 +6,9 @@ text and the engine that produced it, so its header holds two keys:
 
 - a hash of the source bytes (as in a checked hash-based ``.pyc``, PEP 552), so
   any edit is seen, even one that keeps the file's mtime and size;
-- a fingerprint of the engine: inliner's version and a hash of every module at the
-  top of the package (the engine, this hook, the runtime; not the command line or
-  the language server). pytest's rewrite cache carries only its version, in the
+- a fingerprint of the engine: inliner's version and a hash of every module of the
+  package but its surfaces (the engine, this hook, the runtime; not the command line
+  or the language server). pytest's rewrite cache carries only its version, in the
   file name; that is not enough here, as a ``git pull`` or a reinstall of a changed
   inliner keeps the number. It is computed once per process, from the files (about
   200 kB, hashed like the source). The versions of libcst and black, which the
@@ -53,19 +53,34 @@ def cache_path(source_path: str) -> str | None:
 
 
 def engine_fingerprint() -> bytes | None:
-    """inliner's version and the contents of its top-level modules, hashed (once per process)."""
+    """inliner's version and the contents of its modules but the surfaces', hashed (once per process)."""
     global _fingerprint
     if _fingerprint is _UNSET:
-        _fingerprint = _compute_fingerprint(os.path.dirname(os.path.abspath(__file__)))
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        _fingerprint = _compute_fingerprint(package)
     return _fingerprint  # type: ignore[return-value]
+
+
+#: sub-packages whose code never reaches a cached entry
+_NOT_FINGERPRINTED = frozenset({"cli", "lsp", "__pycache__"})
+
+
+def _module_files(directory: str) -> list[str]:
+    """The ``.py`` files under ``directory`` (relative, ``/``-separated, sorted), surfaces left out."""
+    found = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if not (root == directory and d in _NOT_FINGERPRINTED) and d != "__pycache__"]
+        relative = os.path.relpath(root, directory).replace(os.sep, "/")
+        found += [name if relative == "." else f"{relative}/{name}" for name in files if name.endswith(".py")]
+    return sorted(found)
 
 
 def _compute_fingerprint(directory: str) -> bytes | None:
     parts = [__version__.encode()]
     try:
-        names = sorted(name for name in os.listdir(directory) if name.endswith(".py"))
+        names = _module_files(directory)
         for name in names:
-            with open(os.path.join(directory, name), "rb") as f:
+            with open(os.path.join(directory, *name.split("/")), "rb") as f:
                 data = f.read()
             parts += [name.encode(), str(len(data)).encode(), data]
     except OSError:  # e.g. installed without its sources: better no cache than a stale one

@@ -19,18 +19,18 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from inliner.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
-from inliner.emit import emit
-from inliner.engine import FlattenResult, Selection
-from inliner.invariants import check_no_new_names
-from inliner.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
-from inliner.lower_function import lower_function_class
-from inliner.lower_hop import lower_hop
-from inliner.model import CustomVJP, Refusal, Refuse
-from inliner.names import dotted as cst_dotted
-from inliner.names import fresh, snake_case
-from inliner.scopes import ScopeIndex, dotted
-from inliner.source import SourceText, parse_block
+from inliner.engine.analysis.scopes import ScopeIndex, dotted
+from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
+from inliner.engine.emit import emit
+from inliner.engine.function_class.lower_function import lower_function_class
+from inliner.engine.invariants import check_no_new_names
+from inliner.engine.model import CustomVJP, Refusal, Refuse
+from inliner.engine.names import dotted as cst_dotted
+from inliner.engine.names import fresh, snake_case
+from inliner.engine.op_call.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
+from inliner.engine.op_call.lower_hop import lower_hop
+from inliner.engine.result import FlattenResult, Selection
+from inliner.engine.source import SourceText, parse_block
 
 FUNCTION_BASES = frozenset(
     {

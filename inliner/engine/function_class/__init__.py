@@ -1,0 +1,1 @@
+"""A ``torch.autograd.Function`` subclass lowered to a ``CustomVJP`` (``lower_function``)."""

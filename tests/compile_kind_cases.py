@@ -2,7 +2,9 @@
 flat equivalent the engine emits for it (``custom_vjp`` with its ``compile_kind``).
 
 - side effects: forward appends to ``SIDE_EFFECT_LOG``; backward does; forward mutates a
-  list it is given (``side_effecting``: an eager island under dynamo);
+  list it is given; forward keeps an intermediate its output is a view of (torch 2.13's
+  dynamo fails on that original with an internal error) (``side_effecting``: an eager
+  island under dynamo);
 - bodies fake tensors cannot run: numpy, ``.tolist()`` (``opaque``: an eager island);
 - object arguments of pure-torch bodies: a dataclass holding a tensor (made outside the
   compiled region, and inside it), an ``nn.Module``, a lambda (``traceable``: one graph
@@ -122,6 +124,39 @@ AppendToFlat = custom_vjp(
     name="AppendTo",
     compile_kind="side_effecting",
     compile_reason="forward calls acc.append",
+)
+
+
+class KeepIntermediate(Function):
+    """Forward keeps an intermediate that its output is a view of (a cache, a debug hook)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = x * 2
+        SIDE_EFFECT_LOG.append(y)
+        return y.view(-1)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+
+
+def keep_intermediate_fwd(x):
+    y = x * 2
+    SIDE_EFFECT_LOG.append(y)
+    return y.view(-1), ()
+
+
+def keep_intermediate_bwd(residuals, g):
+    return g * 3
+
+
+KeepIntermediateFlat = custom_vjp(
+    keep_intermediate_fwd,
+    keep_intermediate_bwd,
+    name="KeepIntermediate",
+    compile_kind="side_effecting",
+    compile_reason="forward appends to SIDE_EFFECT_LOG",
 )
 
 
@@ -283,6 +318,8 @@ class Case:
     original_fullgraph: str | None = None
     # whether the flat call passes a module or a function (dynamo 2.9 cannot hand those over)
     passes_objects: bool = False
+    # None if the original compiles (without fullgraph); else a substring of its error
+    original_compile: str | None = None
 
     def body(self, rewritten: bool) -> Callable:
         fn = self.flat if rewritten else self.original
@@ -302,7 +339,10 @@ ORIGINAL_FULLGRAPH_29 = {
     "forward_side_effect": "Mutating a variable not in the current scope",
     "backward_side_effect": "Mutating a variable not in the current scope",
     "list_argument_mutated": "Mutating a variable not in the current scope",
+    "intermediate_kept": "Mutating a variable not in the current scope",
 }
+#: torch 2.9 runs the original around a graph break where 2.13 fails internally.
+ORIGINAL_COMPILE_29: dict[str, str | None] = {"intermediate_kept": None}
 
 CASES = {
     c.name: c
@@ -317,6 +357,16 @@ CASES = {
             AppendToFlat,
             lambda F, x: F(x, SIDE_EFFECT_LOG) + 1,
             "side_effecting",
+        ),
+        # dynamo fails on the original even without fullgraph (an internal error on 2.13)
+        Case(
+            "intermediate_kept",
+            KeepIntermediate.apply,
+            KeepIntermediateFlat,
+            lambda F, x: F(x) + 1,
+            "side_effecting",
+            "aliases an input or output",
+            original_compile="aliases an input or output",
         ),
         # dynamo translates numpy to torch: the original compiles whole; the rewrite is an
         # eager island (see tests/test_compile_kinds.py, FULLGRAPH_ORIGINAL_ONLY)

@@ -14,8 +14,9 @@ have nothing to trace: ``tracer_cases.NOT_DRIVEN`` says so per case.
 | row | the rewrite must |
 | --- | --- |
 | ``compile_capture`` | ``torch.compile(fullgraph=True)`` with a backend that keeps dynamo's graphs: no ``torch.ops.higher_order`` anywhere, each flat callable is one plain ``call_function`` node, gradients equal eager |
-| ``compile_aot_eager`` | gradients equal eager (so the custom backward ran) |
-| ``compile_inductor`` | gradients equal eager; a subset of drivers, see below |
+| ``compile_fullgraph`` | ``torch.compile(backend="aot_eager", fullgraph=True)``: outputs and gradients equal eager; an eager island (``compile_kind`` opaque or side_effecting) fails it, and ``compile_capture``, by design, with an error naming the Function, why, and the ``# inliner: compile=traceable`` override |
+| ``compile_aot_eager`` | three calls of ``torch.compile(fn)``: each call's outputs and gradients equal eager (so the custom backward ran), and the golden module's ``SIDE_EFFECT_LOG``, if it has one, holds what three eager calls of the original leave in it |
+| ``compile_inductor`` | the same with inductor; a subset of drivers, see below |
 | ``func_grad`` / ``func_vjp`` / ``func_jacrev`` | work and equal eager |
 | ``vmap`` | values and per-sample gradients (``vmap(grad(loss))``) equal a loop of eager calls; the original's own vmap rule where it declares one, else a rule torch generates (``generate_vmap_rule``) |
 | ``fx_symbolic_trace`` | one leaf ``call_function`` node per call; the traced GraphModule's gradients equal eager |
@@ -32,8 +33,9 @@ attribute (attrs_and_rebinding), a conditional saved_tensors group and two calls
 (early_return_group), materialize_grads(False) where the original diverges
 (materialize_grads), a non-differentiable integer output (multi_output_nondiff), an
 in-place input (mark_dirty), the amp decorators under autocast
-(amp_decorators/autocast) and a setup_context-style original (setup_context_style).
-``scripts/tracer_matrix.py`` runs inductor on every driver.
+(amp_decorators/autocast) and a setup_context-style original (setup_context_style), and
+every driver whose call is not a plain one (an eager island, a side-effect log, object
+arguments). ``scripts/tracer_matrix.py`` runs inductor on every driver.
 
 The thunder rows live in tests/test_thunder.py (a second venv, torch 2.9.1).
 """

@@ -16,11 +16,14 @@ the original's (see docs/semantics.md §0).
   is) gives each flat callable a thunder lookaside that traces ``fwd`` and ``bwd``
   directly, the way thunder handles the ``autograd_function_apply`` op.
 
-What a tracer sees is the flat callable returned by ``custom_vjp``: a plain
-function registered with ``torch._dynamo.allow_in_graph`` and recognised as a leaf
-by ``torch.fx`` (proxy detection), with ``fwd``/``bwd`` bound in its closure and
-never passed as arguments. Plain tensors and scalars take a fast path that skips
-every proxy check.
+What a tracer sees is the flat callable returned by ``custom_vjp``, with
+``fwd``/``bwd`` bound in its closure and never passed as arguments: a leaf for
+``torch.fx`` (proxy detection; objects fx cannot hold are bound into the node's
+target), and for dynamo what ``inliner.runtime._dynamo`` (loaded with
+``torch._dynamo``) makes of it by ``compile_kind``: one plain graph node
+(``allow_in_graph``, behind a shim that carries object arguments), or an eager island
+(a graph break at the call, as dynamo makes of an original it cannot trace). Plain
+tensors and scalars take a fast path that skips every proxy check.
 
 This module must not import libcst or black: rewritten code pays only for torch.
 """
@@ -359,6 +362,9 @@ class FlatFunction:
     bwd: Callable  # the flat backward
     apply: Callable  # the function itself, so ``Name.apply(...)`` keeps working
     carriers: Callable[[], "Carriers"]  # the autograd.Function carriers, built on first use
+    compile_kind: str  # "traceable", "opaque" or "side_effecting" (see custom_vjp)
+    call: Callable  # the node dynamo's graph holds for a plain call (an island: itself)
+    objects_call: Callable  # the node for a call with object arguments (set once dynamo loads)
 
 
 class Carriers:

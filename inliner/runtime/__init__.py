@@ -46,10 +46,13 @@ import torch.fx
 from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
 
 try:  # dynamo's frame hook: None where no torch.compile is running
-    from torch._C._dynamo.eval_frame import set_eval_frame
+    from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
 except ImportError:  # pragma: no cover - a torch without dynamo
 
     def set_eval_frame(callback: Any) -> Any:
+        return None
+
+    def get_eval_frame_callback() -> Any:
         return None
 
 
@@ -63,6 +66,11 @@ _PLAIN_TYPES = frozenset(
 
 
 _TENSOR_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
+
+# What is not an object the carrier can take as it is: tensor subclasses (fake,
+# functional or functorch tensors), fx proxies, and containers (they may hold either:
+# dispatch looks inside).
+_NOT_OBJECTS = (torch.Tensor, torch.fx.Proxy, list, tuple, dict)
 
 # ``autograd.Function``'s C-level apply (what ``Function.apply`` ends in via ``super()``).
 _C_APPLY = torch._C._FunctionBase.__dict__["apply"]
@@ -458,6 +466,8 @@ def custom_vjp(
     tensor_types = _TENSOR_TYPES
     is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
     functorch_active = torch._C._are_functorch_transforms_active
+    not_objects = _NOT_OBJECTS
+    frame_hook = get_eval_frame_callback
 
     def carriers() -> Carriers:
         if not built:
@@ -467,15 +477,23 @@ def custom_vjp(
         return built[0]
 
     def flat(*args: Any, **kwargs: Any) -> Any:
-        # Fast path: plain tensors (no functorch wrapper, not even a dead one) and
-        # scalars, no keywords, no torch.func transform.
+        # Fast path: plain tensors (no functorch wrapper, not even a dead one), scalars
+        # and objects (a module, a dataclass, a function: what dispatch would pass to the
+        # carrier's apply as they are), no keywords, no torch.func transform, and, with
+        # objects, no torch.compile frame hook (dispatch then runs the call untraced).
         if not kwargs:
+            objects = False
             for arg in args:
                 kind = type(arg)
-                if kind not in plain_types or (kind in tensor_types and is_wrapped(arg)):
+                if kind in plain_types:
+                    if kind in tensor_types and is_wrapped(arg):
+                        break
+                elif isinstance(arg, not_objects):
                     break
+                else:
+                    objects = True
             else:
-                if not functorch_active():
+                if not functorch_active() and not (objects and frame_hook() is not None):
                     if not eager_apply:
                         carriers()
                     return eager_apply[0](*args)

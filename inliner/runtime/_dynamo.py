@@ -16,12 +16,15 @@ Imported only once ``torch._dynamo`` is (``runtime._register_with_dynamo``).
   arguments from the leaves (dataclasses as new instances with the leaves as fields,
   modules as shallow copies whose parameters and buffers are the leaves, copied only
   where a leaf differs) and runs the call. A type no plan carries (any other object,
-  a function that closes over a tensor or a module) makes the shim break the graph
-  (``torch._dynamo.graph_break``) with a message naming the Function and the type;
-  the call then runs eagerly and warns once (``runtime.CompileFallbackWarning``).
+  a function that reads a tensor or a module from its closure or globals; on torch 2.9,
+  whose ``assume_constant_result`` cannot be handed objects, modules and functions too)
+  makes the shim break the graph (``torch._dynamo.graph_break``) with a message naming
+  the Function and the type; the call then runs eagerly and warns once
+  (``runtime.CompileFallbackWarning``).
 - **opaque / side_effecting**: the user calls an eager island
-  (``runtime._eager_island``) that dynamo refuses to inline; nothing is registered
-  here but a skip of its frame.
+  (``runtime._eager_island``); dynamo inlines, in its place, a shim that calls a function
+  it refuses to inline (a graph break at the call, or the ``fullgraph`` error), except
+  under strict ``torch.export``, which has no graph breaks: there the call is the node.
 
 Frames of the runtime's own functions (``flat``, ``dispatch``, the island) are never
 compiled by dynamo when they run eagerly after a graph break: their code is skipped,

@@ -32,8 +32,9 @@ START, END = "<!-- tracer-matrix:start -->", "<!-- tracer-matrix:end -->"
 ROW_LABELS = {
     "eager": "eager (outputs and gradients)",
     "compile_capture": "`torch.compile`, capturing backend: no `torch.ops.higher_order`, one call node",
-    "compile_aot_eager": '`torch.compile(backend="aot_eager")`: gradients',
-    "compile_inductor": "`torch.compile` (inductor): gradients",
+    "compile_fullgraph": '`torch.compile(backend="aot_eager", fullgraph=True)`: outputs, gradients',
+    "compile_aot_eager": '`torch.compile(backend="aot_eager")`, three calls: outputs, gradients, side-effect log',
+    "compile_inductor": "`torch.compile` (inductor), three calls: outputs, gradients, side-effect log",
     "func_grad": "`torch.func.grad`",
     "func_vjp": "`torch.func.vjp`",
     "func_jacrev": "`torch.func.jacrev`",
@@ -69,6 +70,8 @@ THUNDER_ROWS = ["thunder_jit", "thunderfx"]
 def _category(reason: str) -> str:
     """A short, stable label for a failure reason."""
     table = [
+        ("runs eagerly under torch.compile", "an eager island: a graph break at the call, by design"),
+        ("side-effect log after", "side effects differ from eager"),
         ("autograd_function_apply reaches thunder", "`autograd_function_apply` reaches thunder"),
         ("torch.ops.higher_order.autograd_function_apply", "graph holds `autograd_function_apply`"),
         ("must override the setup_context", "combined style rejected by torch.func"),

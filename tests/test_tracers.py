@@ -14,8 +14,9 @@ have nothing to trace: ``tracer_cases.NOT_DRIVEN`` says so per case.
 | row | the rewrite must |
 | --- | --- |
 | ``compile_capture`` | ``torch.compile(fullgraph=True)`` with a backend that keeps dynamo's graphs: no ``torch.ops.higher_order`` anywhere, each flat callable is one plain ``call_function`` node, gradients equal eager |
-| ``compile_aot_eager`` | gradients equal eager (so the custom backward ran) |
-| ``compile_inductor`` | gradients equal eager; a subset of drivers, see below |
+| ``compile_fullgraph`` | ``torch.compile(backend="aot_eager", fullgraph=True)``: outputs and gradients equal eager; an eager island (``compile_kind`` opaque or side_effecting) fails it, and ``compile_capture``, by design, with an error naming the Function, why, and the ``# inliner: compile=traceable`` override |
+| ``compile_aot_eager`` | three calls of ``torch.compile(fn)``: each call's outputs and gradients equal eager (so the custom backward ran), and the golden module's ``SIDE_EFFECT_LOG``, if it has one, holds what three eager calls of the original leave in it |
+| ``compile_inductor`` | the same with inductor; a subset of drivers, see below |
 | ``func_grad`` / ``func_vjp`` / ``func_jacrev`` | work and equal eager |
 | ``vmap`` | values and per-sample gradients (``vmap(grad(loss))``) equal a loop of eager calls; the original's own vmap rule where it declares one, else a rule torch generates (``generate_vmap_rule``) |
 | ``fx_symbolic_trace`` | one leaf ``call_function`` node per call; the traced GraphModule's gradients equal eager |
@@ -32,8 +33,9 @@ attribute (attrs_and_rebinding), a conditional saved_tensors group and two calls
 (early_return_group), materialize_grads(False) where the original diverges
 (materialize_grads), a non-differentiable integer output (multi_output_nondiff), an
 in-place input (mark_dirty), the amp decorators under autocast
-(amp_decorators/autocast), a setup_context-style original (setup_context_style) and
-a ctx record whose saves go through a helper (record_ctx_helper/Linearish).
+(amp_decorators/autocast), a setup_context-style original (setup_context_style), a ctx
+record whose saves go through a helper (record_ctx_helper/Linearish), and every driver
+whose call is not a plain one (an eager island, a side-effect log, object arguments).
 ``scripts/tracer_matrix.py`` runs inductor on every driver.
 
 The thunder rows live in tests/test_thunder.py (a second venv, torch 2.9.1).
@@ -44,6 +46,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+import compile_checks as cc
 import tracer_cases as tc
 from golden import GOLDEN
 from harness import scenarios
@@ -60,10 +63,17 @@ INDUCTOR_DRIVERS = [
     "multi_output_nondiff",
     "record_ctx_helper/Linearish",
     "setup_context_style",
+] + [
+    # and every driver whose call is not a plain one: an eager island, a logged side
+    # effect, object arguments
+    d
+    for d in DRIVERS
+    if tc.islands(d) or tc.side_effect_log(d, True) is not None or tc.DRIVERS[d].objects
 ]
 
 TORCH_ROWS = [
     "compile_capture",
+    "compile_fullgraph",
     "compile_aot_eager",
     "compile_inductor",
     "func_grad",
@@ -127,6 +137,11 @@ ORIGINAL_FAILS: dict[str, dict[str, str]] = {
         "setup_context_style": "Unsupported",
         "vjp_and_self": "Unsupported custom vjp",
     },
+    "compile_fullgraph": {
+        "materialize_grads": "gradients differ from eager",
+        "setup_context_style": "Unsupported",
+        "vjp_and_self": "Unsupported custom vjp",
+    },
     "compile_aot_eager": {"materialize_grads": "gradients differ from eager"},
     "compile_inductor": {"materialize_grads": "gradients differ from eager"},
     "func_grad": {d: _SETUP_CONTEXT for d in _COMBINED},
@@ -148,6 +163,11 @@ _ORIGINAL_BY_VERSION: dict[str, dict[tuple[str, str], str | None]] = {
     # 2.9.1 exports a mark_dirty original in strict mode (2.13 raises Unsupported).
     "2.9": {("export_strict", "mark_dirty"): None},
 }
+
+#: Rows that compile with ``fullgraph=True``: an eager island (``tc.islands``) fails them
+#: by design, with an error naming the Function, why, and the override; the README's
+#: matrix says where the original passes them.
+FULLGRAPH_ROWS = ("compile_capture", "compile_fullgraph")
 
 # Scenarios of driven cases that no driver reproduces, and why.
 SCENARIOS_NOT_TRACED: dict[tuple[str, str], str] = {
@@ -268,6 +288,11 @@ def test_rewrite(row, driver):
     known = REWRITE_KNOWN_FAILURES.get((row, driver))
     if known is not None:
         assert not outcome.ok and known in outcome.reason, outcome.reason
+        return
+    if row in FULLGRAPH_ROWS and tc.islands(driver):
+        # an eager island: dynamo breaks the graph at the call, and fullgraph=True says why
+        error = outcome.details.get("error", "")
+        assert not outcome.ok and any(cc.island_message_ok(error, n) for n in tc.islands(driver)), error
         return
     assert outcome.ok, f"{row} on {driver}: {outcome.reason}"
     spec = tc.DRIVERS[driver]

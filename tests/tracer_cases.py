@@ -34,7 +34,9 @@ from typing import Any, Callable
 
 import torch
 
+import compile_checks
 from golden import GOLDEN
+from inliner.runtime import _first_object_type
 from harness import load_module, scenarios
 
 # --------------------------------------------------------------------------- drivers
@@ -75,6 +77,8 @@ class Driver:
     # class: the original's, or the class a rewrite keeps (``runtime.FlatClass``), so the
     # tracer itself resolves ``Cls.apply``. ``resolve`` still gives the flat callables.
     via_class: bool = False
+    # Whether the call passes objects (a module, a dataclass, a function) besides tensors.
+    objects: bool = False
 
     @property
     def id(self) -> str:
@@ -253,8 +257,16 @@ def _auto_driver(case: str, name: str, label: str, args: tuple, kwargs: dict, vi
             full[i] = t * 1 if i in copied else t
         return (f[name].apply if via_class else f[name])(*full, **kwargs)
 
+    objects = _first_object_type(args, kwargs) is not None
     return Driver(
-        case=case, resolve=_auto_resolve(name), inputs=inputs, call=call, names=(name,), label=label, via_class=via_class
+        case=case,
+        resolve=_auto_resolve(name),
+        inputs=inputs,
+        call=call,
+        names=(name,),
+        label=label,
+        via_class=via_class,
+        objects=objects,
     )
 
 
@@ -413,11 +425,12 @@ def has_original(driver: str) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def true_derivative(driver: str) -> list:
+def true_derivative(driver: str, loss: str = "cotangents") -> list:
     """Gradients obtained by differentiating through the forward bodies (ignoring every custom backward).
 
     Computed from the rewrite's ``fwd`` functions, which are the original forward bodies.
     A tracer that drops the custom backward produces these instead of :func:`reference`.
+    ``loss="weighted"``: of compile_checks' loss instead of the seeded cotangents.
     """
     fns = functions(driver, rewritten=True)
 
@@ -433,6 +446,8 @@ def true_derivative(driver: str) -> list:
     plain: dict[str, Any] = {name: through_fwd(flat) for name, flat in fns.items()}
     if DRIVERS[driver].via_class:  # the body spells `f[name].apply(...)`
         plain = {name: type(name, (), {"apply": staticmethod(run)}) for name, run in plain.items()}
+    if loss == "weighted":
+        return compile_checks.call_and_differentiate(lambda *t: call(plain, *t), make_inputs(driver))[1]
     return grads_of(lambda *t: call(plain, *t), make_inputs(driver))[1]
 
 
@@ -515,7 +530,7 @@ def check_capture(driver: str, rewritten: bool) -> Outcome:
         compiled = torch.compile(body(driver, rewritten), backend=capture, fullgraph=True)
         _, got = grads_of(compiled, make_inputs(driver))
     except Exception as exc:
-        return Outcome(False, _short(exc))
+        return Outcome(False, _short(exc), {"error": str(exc)})
     finally:
         torch._dynamo.reset()
     hop = any(_has_hop(gm) for gm in graphs)
@@ -527,7 +542,7 @@ def check_capture(driver: str, rewritten: bool) -> Outcome:
             1
             for gm in graphs
             for n in gm.graph.nodes
-            if n.op == "call_function" and n.target is getattr(fn, "call", fn)
+            if n.op == "call_function" and n.target in (getattr(fn, "call", fn), getattr(fn, "objects_call", None))
         )
         for name, fn in fns.items()
     }
@@ -545,18 +560,52 @@ def check_capture(driver: str, rewritten: bool) -> Outcome:
     return grads
 
 
-def check_backend(driver: str, rewritten: bool, backend: str) -> Outcome:
-    import torch._dynamo
+def side_effect_log(driver: str, rewritten: bool) -> list | None:
+    """The golden module's ``SIDE_EFFECT_LOG`` (the list its bodies append their Python
+    side effects to, by convention), or None."""
+    original, new = modules(DRIVERS[driver].case)
+    return getattr(new if rewritten else original, "SIDE_EFFECT_LOG", None)
 
-    torch._dynamo.reset()
-    try:
-        compiled = torch.compile(body(driver, rewritten), backend=backend)
-        _, got = grads_of(compiled, make_inputs(driver))
-    except Exception as exc:
-        return Outcome(False, _short(exc))
-    finally:
-        torch._dynamo.reset()
-    return compare_grads(driver, got)
+
+@functools.lru_cache(maxsize=None)
+def eager_three_calls(driver: str) -> tuple[list, list | None]:
+    """Three eager calls of the original (of the rewrite, for a dumped graph): outputs and
+    gradients per call, and the side-effect log they leave."""
+    side = not has_original(driver)
+    return compile_checks.eager_calls(body(driver, side), lambda: make_inputs(driver), side_effect_log(driver, side))
+
+
+def check_backend(driver: str, rewritten: bool, backend: str) -> Outcome:
+    """Three calls of ``torch.compile(body, backend=backend)``: outputs, custom gradients
+    and the side-effect log equal three eager calls of the original."""
+    expected, expected_log = eager_three_calls(driver)
+    tol = {"rtol": DRIVERS[driver].rtol, "atol": DRIVERS[driver].atol}
+    result = compile_checks.compiled_calls(
+        body(driver, rewritten),
+        lambda: make_inputs(driver),
+        backend,
+        expected,
+        side_effect_log(driver, rewritten),
+        expected_log,
+        **tol,
+    )
+    if "grads" in result.details and same(result.details["grads"], true_derivative(driver, "weighted"), False, **tol):
+        return Outcome(False, "custom backward dropped (grad = true derivative)")
+    return Outcome(result.ok, result.reason, result.details)
+
+
+def check_fullgraph(driver: str, rewritten: bool) -> Outcome:
+    """``torch.compile(body, backend="aot_eager", fullgraph=True)``: outputs and custom
+    gradients equal eager; a failure keeps dynamo's message in ``details["error"]``."""
+    expected, _ = eager_three_calls(driver)
+    tol = {"rtol": DRIVERS[driver].rtol, "atol": DRIVERS[driver].atol}
+    result = compile_checks.fullgraph(body(driver, rewritten), lambda: make_inputs(driver), expected[0], **tol)
+    return Outcome(result.ok, result.reason, result.details)
+
+
+def islands(driver: str) -> list[str]:
+    """The driver's flat callables that are eager islands under torch.compile."""
+    return [name for name, fn in functions(driver, True).items() if getattr(fn, "compile_kind", "traceable") != "traceable"]
 
 
 def _func_loss(driver: str, rewritten: bool, inputs: tuple) -> tuple[Callable, tuple[int, ...]]:
@@ -664,7 +713,12 @@ def check_fx(driver: str, rewritten: bool) -> Outcome:
     except Exception as exc:
         return Outcome(False, _short(exc))
     leaf_nodes = {
-        name: sum(1 for n in gm.graph.nodes if n.op == "call_function" and n.target is fn) for name, fn in fns.items()
+        name: sum(
+            1
+            for n in gm.graph.nodes
+            if n.op == "call_function" and getattr(n.target, "inliner_flat", n.target) is fn
+        )
+        for name, fn in fns.items()
     }
     details = {"leaf_nodes": leaf_nodes, "code": gm.code}
     outcome = compare_grads(driver, got)
@@ -699,6 +753,7 @@ ROWS: dict[str, Callable[[str, bool], Outcome]] = {
     "compile_capture": check_capture,
     "compile_aot_eager": lambda driver, rewritten: check_backend(driver, rewritten, "aot_eager"),
     "compile_inductor": lambda driver, rewritten: check_backend(driver, rewritten, "inductor"),
+    "compile_fullgraph": check_fullgraph,
     "func_grad": check_func_grad,
     "func_vjp": check_func_vjp,
     "func_jacrev": check_func_jacrev,

@@ -16,17 +16,21 @@ the original's (see docs/semantics.md §0).
   is) gives each flat callable a thunder lookaside that traces ``fwd`` and ``bwd``
   directly, the way thunder handles the ``autograd_function_apply`` op.
 
-What a tracer sees is the flat callable returned by ``custom_vjp``: a plain
-function registered with ``torch._dynamo.allow_in_graph`` and recognised as a leaf
-by ``torch.fx`` (proxy detection), with ``fwd``/``bwd`` bound in its closure and
-never passed as arguments. Plain tensors and scalars take a fast path that skips
-every proxy check.
+What a tracer sees is the flat callable returned by ``custom_vjp``, with
+``fwd``/``bwd`` bound in its closure and never passed as arguments: a leaf for
+``torch.fx`` (proxy detection; objects fx cannot hold are bound into the node's
+target), and for dynamo what ``inliner.runtime._dynamo`` (loaded with
+``torch._dynamo``) makes of it by ``compile_kind``: one plain graph node
+(``allow_in_graph``, behind a shim that carries object arguments), or an eager island
+(a graph break at the call, as dynamo makes of an original it cannot trace). Plain
+tensors and scalars take a fast path that skips every proxy check.
 
 This module must not import libcst or black: rewritten code pays only for torch.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.abc
 import importlib.util
@@ -44,7 +48,18 @@ from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
 from inliner.runtime._record import Record, bind, copy_with, replay, state_of
 from inliner.runtime._replay import Decorated
 
-__all__ = ["custom_vjp", "FlatClass", "FlatFunction", "Record"]
+try:  # dynamo's frame hook: None where no torch.compile is running
+    from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
+except ImportError:  # pragma: no cover - a torch without dynamo
+
+    def set_eval_frame(callback: Any) -> Any:
+        return None
+
+    def get_eval_frame_callback() -> Any:
+        return None
+
+
+__all__ = ["custom_vjp", "CompileFallbackWarning", "FlatClass", "FlatFunction", "Record"]
 
 # Argument types that can be neither an fx proxy nor need a
 # functorch-aware carrier by themselves: calls made only of these take the fast path.
@@ -54,6 +69,11 @@ _PLAIN_TYPES = frozenset(
 
 
 _TENSOR_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
+
+# What is not an object the carrier can take as it is: tensor subclasses (fake,
+# functional or functorch tensors), fx proxies, and containers (they may hold either:
+# dispatch looks inside).
+_NOT_OBJECTS = (torch.Tensor, torch.fx.Proxy, list, tuple, dict)
 
 # ``autograd.Function``'s C-level apply (what ``Function.apply`` ends in via ``super()``).
 _C_APPLY = torch._C._FunctionBase.__dict__["apply"]
@@ -148,6 +168,41 @@ def _find_proxy(values: Iterable[Any]) -> Any:
         elif isinstance(value, dict):
             stack.extend(value.values())
     return None
+
+
+def _fx_call(tracer: Any, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)`` as one ``call_function`` node of an fx graph.
+
+    fx can hold tensors' proxies, scalars and containers as node arguments, not objects
+    such as a module or a function: those are bound into the node's target instead (a
+    function calling ``fn`` with them; its ``inliner_flat`` names ``fn``)."""
+    objects = {i: a for i, a in enumerate(args) if not _fx_argument(a)}
+    named = {k: v for k, v in kwargs.items() if not _fx_argument(v)}
+    if not objects and not named:
+        return tracer.create_proxy("call_function", fn, args, kwargs)
+    n = len(args)
+
+    def bound(*rest: Any, **more: Any) -> Any:
+        it = iter(rest)
+        full = [objects[i] if i in objects else next(it) for i in range(n)]
+        return fn(*full, **more, **named)
+
+    bound.__name__ = bound.__qualname__ = fn.__name__
+    bound.__module__ = fn.__module__
+    bound.inliner_flat = fn  # type: ignore[attr-defined]
+    rest = tuple(a for i, a in enumerate(args) if i not in objects)
+    return tracer.create_proxy("call_function", bound, rest, {k: v for k, v in kwargs.items() if k not in named})
+
+
+def _fx_argument(value: Any) -> bool:
+    """Whether fx can hold ``value`` as a node argument."""
+    if isinstance(value, (torch.fx.Proxy, *_LEAF_TYPES, slice, range)):
+        return True
+    if type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        return all(_fx_argument(v) for v in value)
+    if type(value) is dict:
+        return all(_fx_argument(v) for v in value.values())
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
 def _signature_parts(fwd: Callable, hidden: tuple[str, ...] = ()) -> tuple[list[str], list[str], dict[str, Any], str]:
@@ -387,6 +442,9 @@ class FlatFunction:
     bwd: Callable  # the flat backward
     apply: Callable  # the function itself, so ``Name.apply(...)`` keeps working
     carriers: Callable[[], "Carriers"]  # the autograd.Function carriers, built on first use
+    compile_kind: str  # "traceable", "opaque" or "side_effecting" (see custom_vjp)
+    call: Callable  # the node dynamo's graph holds for a plain call (an island: itself)
+    objects_call: Callable  # the node for a call with object arguments (set once dynamo loads)
 
 
 class FlatClass:
@@ -455,6 +513,8 @@ def custom_vjp(
     symbolic: Callable | None = None,
     ctx_record: bool = False,
     fwd_needs_input_grad: bool = False,
+    compile_kind: str = "traceable",
+    compile_reason: str | None = None,
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
@@ -489,6 +549,12 @@ def custom_vjp(
       get it back bound to that ctx. The index and flag arguments above are then unused.
     - ``fwd_needs_input_grad``: fwd takes ``needs_input_grad`` (the apply slots' flags,
       as ``ctx.needs_input_grad`` gives them) as a keyword-only argument.
+    - ``compile_kind``: how ``torch.compile`` may see the call (see inliner.runtime._dynamo).
+      ``"traceable"`` (pure torch bodies): one graph node, compiled through.
+      ``"opaque"`` (bodies fake tensors cannot run) and ``"side_effecting"`` (bodies
+      whose Python effects must happen on every call): an eager island, as dynamo
+      makes of the original (a graph break at the call); ``compile_reason`` says why,
+      for the error ``fullgraph=True`` raises.
 
     Nothing is built here but the flat function (and the decorated trampolines, if the
     original had decorators): the carriers are made on its first call, so importing a
@@ -530,6 +596,8 @@ def custom_vjp(
         symbolic=_unwrap_staticmethod(symbolic),
         record=ctx_record,
         fwd_needs_input_grad=fwd_needs_input_grad,
+        compile_kind=_checked_compile_kind(compile_kind),
+        compile_reason=compile_reason,
     )
     spec.decorated = None
     if forward_decorators or backward_decorators:
@@ -549,6 +617,8 @@ def custom_vjp(
     tensor_types = _TENSOR_TYPES
     is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
     functorch_active = torch._C._are_functorch_transforms_active
+    not_objects = _NOT_OBJECTS
+    frame_hook = get_eval_frame_callback
 
     def carriers() -> Carriers:
         if not built:
@@ -558,24 +628,44 @@ def custom_vjp(
         return built[0]
 
     def flat(*args: Any, **kwargs: Any) -> Any:
-        # Fast path: plain tensors (no functorch wrapper, not even a dead one) and
-        # scalars, no keywords, no torch.func transform.
+        # Fast path: plain tensors (no functorch wrapper, not even a dead one), scalars
+        # and objects (a module, a dataclass, a function: what dispatch would pass to the
+        # carrier's apply as they are), no keywords, no torch.func transform, and, with
+        # objects, no torch.compile frame hook (dispatch then runs the call untraced).
         if not kwargs:
+            objects = False
             for arg in args:
                 kind = type(arg)
-                if kind not in plain_types or (kind in tensor_types and is_wrapped(arg)):
+                if kind in plain_types:
+                    if kind in tensor_types and is_wrapped(arg):
+                        break
+                elif isinstance(arg, not_objects):
                     break
+                else:
+                    objects = True
             else:
-                if not functorch_active():
+                if not functorch_active() and not (objects and frame_hook() is not None):
                     if not eager_apply:
                         carriers()
                     return eager_apply[0](*args)
         return dispatch(args, kwargs)
 
     def dispatch(args: tuple, kwargs: dict) -> Any:
-        proxy = _find_proxy((args, kwargs))
-        if proxy is not None:
-            return proxy.tracer.create_proxy("call_function", public, args, kwargs)
+        # Under torch.compile this runs only where dynamo did not capture the call (a
+        # graph break): nothing below it is traced, as with torch.compiler.disable.
+        prior = set_eval_frame(None)
+        try:
+            if prior is not None:
+                _warn_eager_fallback(name, args, kwargs)
+            proxy = _find_proxy((args, kwargs))
+            if proxy is not None:
+                return _fx_call(proxy.tracer, public, args, kwargs)
+            return untraced(args, kwargs)
+        finally:
+            if prior is not None:
+                set_eval_frame(prior)
+
+    def untraced(args: tuple, kwargs: dict) -> Any:
         if functorch_active():
             return carriers().functorch_apply(*args, **kwargs)
         return carriers().eager.apply(*args, **kwargs)
@@ -584,7 +674,12 @@ def custom_vjp(
     # original, ``flat`` behind that decorator's input casting (see _with_input_casting).
     cast = _cast_inputs_of(spec.forward_decorators)
     public = flat if cast is None else _with_input_casting(flat, *cast)
-    for fn in {flat, public}:
+    # What dynamo puts in its graph for a traceable call (flat itself is replaced, for
+    # dynamo, by a shim that calls it: see inliner.runtime._dynamo).
+    node = _graph_node(flat)
+    if spec.compile_kind != "traceable":
+        public = _eager_island(public, _island_message(spec))
+    for fn in {flat, public, node}:
         fn.__name__ = name
         fn.__qualname__ = name
         fn.__module__ = spec.module
@@ -593,9 +688,11 @@ def custom_vjp(
     public.bwd = bwd  # type: ignore[attr-defined]
     public.apply = public  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
     public.carriers = carriers  # type: ignore[attr-defined]
-    public.call = flat  # type: ignore[attr-defined]  # the single call node tracers see
-    _allow_in_graph(flat)
-    _register_with_thunder(flat, spec)
+    public.compile_kind = spec.compile_kind  # type: ignore[attr-defined]
+    # the call node dynamo's graph holds (the island itself: dynamo never captures it)
+    public.call = node if spec.compile_kind == "traceable" else public  # type: ignore[attr-defined]
+    _register_with_dynamo(_DynamoEntry(spec, flat, node, public, untraced, dispatch))
+    _register_with_thunder((flat, node, public), spec)
     return public
 
 
@@ -918,45 +1015,166 @@ def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:
     return value
 
 
-_pending_allow_in_graph: "weakref.WeakSet[Callable]" = weakref.WeakSet()
+class _DynamoEntry:
+    """What ``inliner.runtime._dynamo`` needs to present one flat callable to dynamo."""
+
+    __slots__ = ("spec", "flat", "node", "public", "untraced", "dispatch", "__weakref__")
+
+    def __init__(
+        self, spec: Any, flat: Callable, node: Callable, public: Callable, untraced: Callable, dispatch: Callable
+    ) -> None:
+        self.spec = spec
+        self.flat = flat  # what the user's code calls (behind the island or input casting, if any)
+        self.node = node  # the graph node of a traceable call
+        self.public = public
+        self.untraced = untraced  # (args, kwargs) -> the carrier's result, no tracer checks
+        self.dispatch = dispatch
+
+
+def _graph_node(flat: Callable) -> Callable:
+    """A twin of ``flat`` for dynamo's graph: dynamo replaces ``flat`` itself by a shim
+    (``inliner.runtime._dynamo``) whose plain-argument calls end in this one node."""
+
+    def node(*args: Any, **kwargs: Any) -> Any:
+        return flat(*args, **kwargs)
+
+    return node
+
+
+def _eager_island(target: Callable, message: str) -> Callable:
+    """``target`` as an eager island: dynamo never traces it (a graph break at the call,
+    or, under ``fullgraph=True``, an error with ``message``), and nothing it calls is
+    traced either, as with ``torch.compiler.disable``. The original autograd.Function
+    gets the same from dynamo when its bodies cannot be traced: its forward, its custom
+    backward and their Python effects run on every call."""
+
+    def island(*args: Any, **kwargs: Any) -> Any:
+        prior = set_eval_frame(None)
+        try:
+            return target(*args, **kwargs)
+        finally:
+            if prior is not None:
+                set_eval_frame(prior)
+
+    # dynamo reads these two attributes of any function it is about to inline
+    island._torchdynamo_disable = True  # type: ignore[attr-defined]
+    island._torchdynamo_disable_msg = message  # type: ignore[attr-defined]
+    return island
+
+
+_COMPILE_KINDS = {
+    "traceable": "",
+    "opaque": "its bodies leave torch, so fake tensors cannot run them",
+    "side_effecting": "its bodies have Python side effects that must happen on every call",
+}
+
+
+def _checked_compile_kind(kind: str) -> str:
+    if kind not in _COMPILE_KINDS:
+        raise ValueError(f"compile_kind must be one of {', '.join(map(repr, _COMPILE_KINDS))}, not {kind!r}")
+    return kind
+
+
+def _island_message(spec: Any) -> str:
+    """What ``torch.compile(fullgraph=True)`` says about an eager island: the Function,
+    why, and how to override (dynamo's own hint below it names ``torch.compiler.disable``)."""
+    reason = f" ({spec.compile_reason})" if spec.compile_reason else ""
+    return (
+        f"inliner: {spec.name} runs eagerly under torch.compile, a graph break at the call, as the "
+        f"original autograd.Function did: {_COMPILE_KINDS[spec.compile_kind]}{reason}. If its forward "
+        "and backward are pure torch, mark it traceable with `# inliner: compile=traceable` on its "
+        "class line"
+    )
+
+
+class CompileFallbackWarning(UserWarning):
+    """A flat callable ran eagerly inside a ``torch.compile`` region (a graph break at the call)."""
+
+
+_fallback_warned: set[tuple[str, str]] = set()
+
+
+def _warn_eager_fallback(name: str, args: tuple, kwargs: dict) -> None:
+    """One warning per Function and argument type when dynamo could not carry an argument
+    into its graph and ran the call eagerly instead (a graph break at the call)."""
+    kind = _first_object_type(args, kwargs)
+    if kind is None or (name, kind) in _fallback_warned:
+        return
+    _fallback_warned.add((name, kind))
+    import warnings
+
+    warnings.warn(
+        f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): "
+        f"its argument of type {kind} could not be carried into the graph",
+        CompileFallbackWarning,
+        stacklevel=4,
+    )
+
+
+def _first_object_type(args: tuple, kwargs: dict) -> str | None:
+    """The qualified name of the first argument that is not a tensor, a scalar, or a
+    list/tuple/dict of those; None if there is none."""
+    stack = list(reversed((*args, *kwargs.values())))
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind in (list, tuple):
+            stack.extend(reversed(value))
+        elif kind is dict:
+            stack.extend(reversed(list(value.values())))
+        elif not isinstance(value, _LEAF_TYPES):
+            return f"{kind.__module__}.{kind.__qualname__}"
+    return None
+
+
+_LEAF_TYPES = (torch.Tensor, int, float, bool, complex, str, bytes, type(None), torch.dtype, torch.device)
+
+_pending_dynamo: "weakref.WeakSet[Callable]" = weakref.WeakSet()  # publics, with ``_inliner_dynamo``
+
+
+def _register_with_dynamo(entry: _DynamoEntry) -> None:
+    """Tell dynamo how to see the call (``inliner.runtime._dynamo``): now if it is loaded, else
+    when something (``torch.compile``) first imports it. Importing ``torch._dynamo``
+    costs about two seconds, which code that never compiles must not pay."""
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is not None and hasattr(dynamo, "allow_in_graph"):
+        from inliner.runtime import _dynamo
+
+        _dynamo.register(entry)
+        return
+    entry.public._inliner_dynamo = entry  # type: ignore[attr-defined]
+    _pending_dynamo.add(entry.public)
+    _after_import("torch._dynamo", _flush_dynamo)
+
+
+def _flush_dynamo(_dynamo_module: Any) -> None:
+    from inliner.runtime import _dynamo
+
+    for public in list(_pending_dynamo):
+        _dynamo.register(public._inliner_dynamo)
+        del public._inliner_dynamo
+    _pending_dynamo.clear()
+
+
 _pending_thunder: "weakref.WeakKeyDictionary[Callable, Any]" = weakref.WeakKeyDictionary()
 
 
-def _allow_in_graph(fn: Callable) -> None:
-    """Make dynamo emit one plain call node for ``fn`` instead of tracing into it.
-
-    Importing ``torch._dynamo`` costs about two seconds, so when it is not loaded yet
-    the registration waits until something (``torch.compile``) imports it.
-    """
-    dynamo = sys.modules.get("torch._dynamo")
-    if dynamo is not None and hasattr(dynamo, "allow_in_graph"):
-        dynamo.allow_in_graph(fn)
-        return
-    _pending_allow_in_graph.add(fn)
-    _after_import("torch._dynamo", _flush_allow_in_graph)
-
-
-def _flush_allow_in_graph(dynamo: Any) -> None:
-    for fn in list(_pending_allow_in_graph):
-        dynamo.allow_in_graph(fn)
-    _pending_allow_in_graph.clear()
-
-
-def _register_with_thunder(fn: Callable, spec: Any) -> None:
-    """Give ``thunder.jit`` a lookaside for ``fn`` (``inliner.runtime._thunder``), now if thunder is
-    loaded, else right after it is first imported."""
+def _register_with_thunder(fns: tuple[Callable, ...], spec: Any) -> None:
+    """Give ``thunder.jit`` a lookaside for each of ``fns`` (``inliner.runtime._thunder``), now
+    if thunder is loaded, else right after it is first imported."""
     if "thunder" in sys.modules:
-        _thunder_register(fn, spec)
+        _thunder_register(fns, spec)
         return
-    _pending_thunder[fn] = spec
+    # keyed by the first (the flat callable); the others are kept weakly with it
+    _pending_thunder[fns[0]] = (tuple(weakref.ref(fn) for fn in fns[1:]), spec)
     _after_import("thunder", _flush_thunder)
 
 
-def _thunder_register(fn: Callable, spec: Any) -> None:
+def _thunder_register(fns: tuple[Callable, ...], spec: Any) -> None:
     try:
         from inliner.runtime import _thunder
 
-        _thunder.register(fn, spec, _decorated_forward(spec))
+        _thunder.register(fns, spec, _decorated_forward(spec))
     except Exception as exc:  # a thunder whose internals moved must not break an import
         _warn_thunder_once(exc)
 
@@ -978,8 +1196,9 @@ def _warn_thunder_once(exc: Exception) -> None:
 
 
 def _flush_thunder(_thunder_module: Any) -> None:
-    for fn, spec in list(_pending_thunder.items()):
-        _thunder_register(fn, spec)
+    for fn, (others, spec) in list(_pending_thunder.items()):
+        alive = tuple(f for f in (ref() for ref in others) if f is not None)
+        _thunder_register((fn, *alive), spec)
     _pending_thunder.clear()
 
 

@@ -63,10 +63,12 @@ from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
 from inliner.runtime._record import Record, bind, state_of
 
 
-def register(flat: Callable, spec: Any, decorated_fwd: Callable) -> None:
-    """Route every ``thunder.jit`` call of ``flat`` through :func:`_lookaside`, or, for a
-    Function thunder cannot run faithfully, through :func:`_refuse` (a loud error rather
-    than wrong gradients)."""
+def register(fns: tuple[Callable, ...], spec: Any, decorated_fwd: Callable) -> None:
+    """Route every ``thunder.jit`` call of each of ``fns`` (the flat callable, the twin
+    dynamo's graph calls, the eager island a user calls) through :func:`_lookaside`, or,
+    for a Function thunder cannot run faithfully, through :func:`_refuse` (a loud error
+    rather than wrong gradients)."""
+    flat = fns[0]
     if not spec.materialize_grads:
         lookaside = functools.partial(_refuse, spec.name, _NO_NONE_GRADS)
     elif spec.dirty:
@@ -74,12 +76,14 @@ def register(flat: Callable, spec: Any, decorated_fwd: Callable) -> None:
     else:
         how = _How(spec.nondiff, spec.record, spec.fwd_needs_input_grad)
         lookaside = functools.partial(_lookaside, flat, spec.name, spec.fwd, decorated_fwd, _backward(spec), how)
-    jit_ext._general_jit_lookaside_map[flat] = lookaside
-    # thunderfx: run the call inside thunder, except where thunder cannot run it inside one
-    # symbol (forward decorators: custom_fwd enters autocast contexts) or where the call is
-    # refused but thunderfx's fallback gives the original's gradients (materialize_grads).
-    # A mark_dirty Function stays inside, refused: the fallback drops its custom backward.
-    flat.thunder_supported = spec.materialize_grads and not spec.forward_decorators  # type: ignore[attr-defined]
+    for fn in fns:
+        jit_ext._general_jit_lookaside_map[fn] = lookaside
+        # thunderfx: run the call inside thunder, except where thunder cannot run it inside
+        # one symbol (forward decorators: custom_fwd enters autocast contexts) or where the
+        # call is refused but thunderfx's fallback gives the original's gradients
+        # (materialize_grads). A mark_dirty Function stays inside, refused: the fallback
+        # drops its custom backward.
+        fn.thunder_supported = spec.materialize_grads and not spec.forward_decorators  # type: ignore[attr-defined]
 
 
 _NO_NONE_GRADS = (

@@ -195,7 +195,9 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
     imported += [(RECORD_NAME, record_name)] if uses_record else []
     spelled = sorted(name if bound == name else f"{name} as {bound}" for name, bound in imported)
     line = f"from {RUNTIME_MODULE} import {', '.join(spelled)}{text.newline}"
-    rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the original's own warnings (escape sequences...), seen again
+        rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
     edits = import_edits(tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path) + edits
     new_source = text.splice(edits)
     return FlattenResult(new_source, diagnostics, flattened, refused, changed=new_source != source)

@@ -444,3 +444,32 @@ def test_a_decorator_sees_the_originals_names():
         module.make()(x).sum().backward()
         seen[label] = module.SEEN
     assert seen["original"] == seen["rewritten"] == ["make.<locals>.Square.forward", "make.<locals>.Square.vjp"]
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a wrapper with side effects (kind 'wrapper', not pass_through) runs them at trace time only under "
+    "torch.compile (aot_eager: forward 3 times, backward once, then never) while the original graph-breaks and runs "
+    "them every call; it needs the compile classification (side_effecting: an eager island)",
+)
+def test_a_counting_wrapper_counts_every_compiled_call():
+    import torch._dynamo
+
+    import tracer_cases as tc
+
+    original, rewritten = tc.modules("decorator_counted")
+    calls = {}
+    for label, module, function in (
+        ("original", original, original.Twice.apply),
+        ("rewritten", rewritten, rewritten.Twice),
+    ):
+        torch._dynamo.reset()
+        start = len(module.CALLS)
+        compiled = torch.compile(lambda x: function(x) * 1, backend="aot_eager")
+        for _ in range(3):
+            compiled(torch.randn(3, requires_grad=True)).sum().backward()
+        calls[label] = module.CALLS[start:]
+    torch._dynamo.reset()
+    assert calls["original"] == ["forward", "backward"] * 3
+    assert calls["rewritten"] == calls["original"]

@@ -62,6 +62,11 @@ WHY = {
     ("thunder_jit", "amp_decorators/autocast"): "thunder cannot run the autocast context around the call",
     ("thunderfx", "list_and_nontensor_outputs/WithInt"): "a call returning an int: thunder's splitter fails on the "
     "region unpacking it",
+    **{
+        (row, "record_callable_on_ctx/Recompute"): "a checkpoint-style backward calls `requires_grad_` and "
+        "`autograd.grad`, which torch.func forbids inside a transform and thunder does not implement"
+        for row in ("func_grad", "func_jacrev", "vmap", "thunder_jit", "thunderfx")
+    },
 }
 TORCH_ROWS = [r for r in ROW_LABELS if not r.startswith("thunder")]
 THUNDER_ROWS = ["thunder_jit", "thunderfx"]
@@ -104,6 +109,10 @@ def _category(reason: str) -> str:
         ("Unsupported custom vjp", "dynamo: `vjp` spelling"),
         ("context `mark_dirty`", "dynamo: `mark_dirty` unsupported"),
         ("Proxy object cannot be iterated", "fx: autocast region"),
+        ("being transformed by a functorch transform", "torch.func: `requires_grad_` in backward"),
+        ("Unknown attribute requires_grad_", "thunder: `requires_grad_` in backward"),
+        ("is being overwritten this is not allowed", "thunder: a ctx attribute written in backward"),
+        ("AttributeError: save_for_forward", "thunder: no `ctx.save_for_forward`"),
         ("expected m1 and m2 to have the same dtype", "fx: autocast not recorded"),
         ("mark_dirty can only accept variables", "fx: `mark_dirty` on a proxy"),
         ("mark_non_differentiable only accepts variable", "fx: `mark_non_differentiable` on a proxy"),

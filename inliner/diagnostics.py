@@ -82,6 +82,7 @@ CODES: dict[str, str] = {
     "INL112": "the class name is rebound or used in a way that keeps the class needed",
     "INL200": "autograd_function_apply call whose bodies cannot be found statically",
     "INL201": "autograd_function_apply call in a shape the engine cannot follow",
+    "INL300": "a `# inliner:` pragma is not understood (it is ignored)",
 }
 
 #: The code of an engine bug: what it was working on is left untouched, the rest still flattened.

@@ -15,6 +15,11 @@ def _int_tuple(values: tuple[int, ...]) -> cst.BaseExpression:
     return cst.parse_expression(repr(tuple(values)))
 
 
+def _string(value: str) -> cst.SimpleString:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return cst.SimpleString(f'"{escaped}"')
+
+
 def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
     keywords: list[tuple[str, cst.BaseExpression]] = []
     if spec.saved_for_backward_idx:
@@ -45,6 +50,9 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
         keywords.append(("saved_for_forward_idx", _int_tuple(spec.saved_for_forward_idx)))
     if spec.jvp is not None:
         keywords.append(("jvp", cst.Name(spec.jvp)))
+    if spec.compile_kind != "traceable":
+        keywords.append(("compile_kind", _string(spec.compile_kind)))
+        keywords.append(("compile_reason", _string(spec.compile_reason)))
     return [
         cst.Arg(value, keyword=cst.Name(key), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
         for key, value in keywords

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from inliner.compile_kind import CompileKind
+from inliner.compile_overrides import CompileOverrides
 from inliner.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 
 
@@ -38,10 +40,22 @@ class FlattenResult:
     refused: tuple[str, ...] = ()  # names of those left untouched, each with a diagnostic
     error: str | None = None  # set when the file could not be processed at all
     changed: bool = field(default=False)
+    #: per flattened name, how torch.compile may treat it (inliner/compile_kind.py)
+    compile_kinds: tuple[tuple[str, CompileKind], ...] = ()
 
 
-def flatten(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
+def flatten(
+    source: str,
+    *,
+    path: str = "<string>",
+    select: Selection | None = None,
+    module: str | None = None,
+    compile_overrides: CompileOverrides | None = None,
+) -> FlattenResult:
     """Flatten every autograd.Function subclass (and autograd_function_apply call) in ``source``.
+
+    ``module`` (``pkg.mod``) and ``compile_overrides`` (``[tool.inliner] compile``) decide
+    the compile kind of a class the project names there; see inliner/compile_overrides.py.
 
     Never raises. An internal error while lowering one class (or op call) leaves that
     one untouched with an ``INL002`` diagnostic and still flattens the others; one
@@ -51,7 +65,7 @@ def flatten(source: str, *, path: str = "<string>", select: Selection | None = N
     try:
         from inliner.rewrite import rewrite_module
 
-        return rewrite_module(source, path=path, select=select)
+        return rewrite_module(source, path=path, select=select, module=module, compile_overrides=compile_overrides)
     except Exception as exc:  # an engine bug: the file is left as it is, and says why
         what = internal_error(exc)
         message = f"internal error ({what}); please report this as an inliner bug; the file is left untouched"

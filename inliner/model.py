@@ -31,6 +31,8 @@ class VJPSpec:
     vmap: str | None = None  # name of an emitted function
     jvp: str | None = None  # name of an emitted forward-mode rule
     saved_for_forward_idx: tuple[int, ...] = ()
+    compile_kind: str = "traceable"  # how torch.compile may treat it (inliner/compile_kind.py)
+    compile_reason: str = ""  # why it is not traceable, or which override set it
 
 
 @dataclass

@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from inliner.compile_context import CompileContext
+from inliner.compile_kind import CompileKind
+from inliner.compile_overrides import PRAGMA_CODE, CompileOverrides
 from inliner.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 from inliner.emit import emit
 from inliner.engine import FlattenResult, Selection
@@ -69,6 +72,7 @@ class _Candidate:
     refusal_position: tuple[int, int, int, int] | None = None  # lines 1-based, char columns 0-based
     apply_sites: list[ast.Attribute] = field(default_factory=list)
     hop: HopCall | None = None
+    compile: CompileKind | None = None  # set once flattened
 
     @property
     def label(self) -> str:
@@ -77,7 +81,14 @@ class _Candidate:
         return HOP_LEAF + " call" + ("" if self.name == HOP_LEAF else f" ({self.name})")
 
 
-def rewrite_module(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
+def rewrite_module(
+    source: str,
+    *,
+    path: str = "<string>",
+    select: Selection | None = None,
+    module: str | None = None,
+    compile_overrides: CompileOverrides | None = None,
+) -> FlattenResult:
     if not may_contain_candidates(source):
         return FlattenResult(source)
     try:
@@ -106,6 +117,7 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         return FlattenResult(source)
     index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
     text = SourceText(source)
+    compiling = CompileContext(tree, index, text, module=module, overrides=compile_overrides)
 
     candidates = _class_candidates(classes, index, text)
     if hop_names:
@@ -130,9 +142,9 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         name = candidate.name
         try:
             if candidate.kind == "class":
-                edits.extend(_flatten_class(candidate, index, text, taken, runtime_name))
+                edits.extend(_flatten_class(candidate, index, text, taken, runtime_name, compiling))
             else:
-                edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits))
+                edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits, compiling))
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
             continue
@@ -159,14 +171,15 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
             if not any(s <= start < e for s, e in spans):
                 edits.append((start, end, candidate.name))
 
-    diagnostics = tuple(_diagnostic(c, path) for c in candidates)
+    diagnostics = tuple(d for c in candidates for d in (_diagnostic(c, path), *_pragma_diagnostics(c, compiling, path)))
     flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
     refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
     if not flattened:
         return FlattenResult(source, diagnostics, (), refused)
     edits.insert(0, _runtime_import(tree, text, runtime_name))  # before anything inserted at the same offset
     new_source = text.splice(edits)
-    return FlattenResult(new_source, diagnostics, flattened, refused, changed=new_source != source)
+    kinds = tuple((c.name, c.compile) for c in candidates if isinstance(c.outcome, CustomVJP) and c.compile is not None)
+    return FlattenResult(new_source, diagnostics, flattened, refused, changed=new_source != source, compile_kinds=kinds)
 
 
 # -- Function subclasses ---------------------------------------------------------
@@ -191,7 +204,7 @@ def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: Sour
 
 
 def _flatten_class(
-    candidate: _Candidate, index: ScopeIndex, text: SourceText, taken: set[str], runtime_name: str
+    candidate: _Candidate, index: ScopeIndex, text: SourceText, taken: set[str], runtime_name: str, compiling: CompileContext
 ) -> list[tuple[int, int, str]]:
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
@@ -208,6 +221,7 @@ def _flatten_class(
         vjp = lower_function_class(block.node, qualified=qualified, taken=taken)
     methods = [s for s in block.node.body.body if isinstance(s, cst.FunctionDef)]
     check_no_new_names(vjp, methods, module_level=(runtime_name,))
+    candidate.compile = compiling.decide_class(cls, index.class_scopes[id(cls)][0], vjp)
     candidate.outcome = vjp
     statements = emit(vjp, runtime_name, nested=block.wrapped, line_length=max(40, 88 - len(block.indent)))
     start = text.offset(candidate.first_line, 0)
@@ -290,6 +304,7 @@ def _flatten_call(
     taken: set[str],
     runtime_name: str,
     local_edits: dict[int, _LocalEdits],
+    compiling: CompileContext,
 ) -> list[tuple[int, int, str]]:
     site = candidate.hop
     assert site is not None and site.fwd is not None and site.bwd is not None
@@ -317,9 +332,11 @@ def _flatten_call(
             renames=local.renames if local is not None else None,
         )
     check_no_new_names(vjp, [fwd_block.node, bwd_block.node], module_level=(runtime_name,))
+    compile_kind = compiling.decide_call(call, site.scope, vjp)
     call_edits = _call_edits(call, flat_name, text)
     candidate.name = flat_name
     candidate.outcome = vjp
+    candidate.compile = compile_kind
     statements = emit(vjp, runtime_name, nested=False)
     definitions = cst.Module(body=statements, default_newline=text.newline).code
     edits = []
@@ -626,9 +643,30 @@ def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
         if candidate.kind == "class"
         else f"autograd_function_apply call is flattened into {candidate.name}"
     )
+    kind = candidate.compile
+    if kind is not None and (not kind.traceable or kind.origin != "inferred"):
+        what += f"; compile kind {kind.kind}" + (f": {kind.reason}" if kind.reason else "")
     return Diagnostic(
         path, line, col + 1, "INL001", what, Severity.INFO, name=candidate.name, end_line=line, end_column=end_col + 1
     )
+
+
+def _pragma_diagnostics(candidate: _Candidate, compiling: CompileContext, path: str) -> list[Diagnostic]:
+    """An INL300 warning for a ``# inliner:`` pragma that is not understood (it is ignored)."""
+    node = candidate.node
+    pragma = compiling.class_pragma(node) if isinstance(node, ast.ClassDef) else compiling.call_pragma(node)
+    if not pragma.problems:
+        return []
+    where = f"class {candidate.name}" if candidate.kind == "class" else candidate.label
+    problems = "; ".join(pragma.problems)
+    message = f"{where}: pragma not understood ({problems}); ignored"
+    end = len(compiling.text.line(pragma.line).rstrip("\r\n"))
+    return [
+        Diagnostic(
+            path, pragma.line, pragma.column + 1, PRAGMA_CODE, message, Severity.WARNING,
+            name=candidate.name, end_line=pragma.line, end_column=end + 1,
+        )
+    ]
 
 
 def _message(label: str, reason: str) -> str:

@@ -354,6 +354,8 @@ def custom_vjp(
     jvp: Callable | None = None,
     saved_for_forward_idx: Sequence[int] = (),
     attributes: dict[str, Any] | None = None,
+    compile_kind: str = "traceable",
+    compile_reason: str = "",
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
@@ -374,6 +376,9 @@ def custom_vjp(
     - ``bwd_reads_saved=False``: the original backward never read ``ctx.saved_tensors``,
       so neither does the carrier (reading runs the version check); those residual slots
       reach bwd as None.
+    - ``compile_kind`` (``"traceable"``, ``"opaque"`` or ``"side_effecting"``) and
+      ``compile_reason``: what the engine decided about how ``torch.compile`` may treat the
+      call (inliner/compile_kind.py); recorded on the flat callable.
 
     Nothing is built here but the flat function: the carriers are made on its first
     call, so importing a module with many flattened Functions stays cheap.
@@ -449,6 +454,8 @@ def custom_vjp(
     public.apply = public  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
     public.carriers = carriers  # type: ignore[attr-defined]
     public.call = flat  # type: ignore[attr-defined]  # the single call node tracers see
+    public.compile_kind = compile_kind  # type: ignore[attr-defined]
+    public.compile_reason = compile_reason  # type: ignore[attr-defined]
     for key, value in (attributes or {}).items():
         setattr(public, key, value)
     _allow_in_graph(flat)

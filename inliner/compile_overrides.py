@@ -25,6 +25,7 @@ a warning diagnostic (INL300) for a pragma, which is then ignored.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import io
 import re
 import tokenize
@@ -192,3 +193,65 @@ def module_name(path: str | Path) -> str | None:
     if not parts or not all(p.isidentifier() for p in parts):
         return None
     return ".".join(parts)
+
+
+# -- finding the table for a file (the import hook, the language server) ---------------------
+
+
+def find_compile_overrides(path: str | Path) -> CompileOverrides:
+    """The ``[tool.inliner] compile`` table of the project ``path`` belongs to (empty if none).
+
+    The project is found as the command line finds it: the nearest directory up from the
+    file with a ``pyproject.toml`` holding ``[tool.inliner]``, not above one holding
+    ``.git`` or ``.hg``. Raises ValueError for an unreadable file or a bad table."""
+    try:
+        directory = Path(path).resolve().parent
+    except OSError:
+        return CompileOverrides()
+    for candidate in (directory, *directory.parents):
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                stamp = pyproject.stat().st_mtime_ns
+            except OSError:
+                stamp = 0
+            found = _table_of(str(pyproject), stamp)
+            if found is not None:
+                return found
+        if (candidate / ".git").exists() or (candidate / ".hg").is_dir():
+            break
+    return CompileOverrides()
+
+
+@functools.lru_cache(maxsize=64)
+def _table_of(pyproject: str, stamp: int) -> CompileOverrides | None:
+    """``compile`` of ``[tool.inliner]`` in that file (None: no ``[tool.inliner]``); cached per version."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ModuleNotFoundError:
+            return None
+    try:
+        with open(pyproject, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{pyproject}: {exc}") from None
+    tool = data.get("tool")
+    table = tool.get("inliner") if isinstance(tool, dict) else None
+    if not isinstance(table, dict):
+        return None
+    if "compile" not in table:
+        return CompileOverrides()
+    return CompileOverrides.from_table(table["compile"], f"{pyproject}: [tool.inliner] compile")
+
+
+def engine_options(path: str | Path | None) -> dict[str, Any]:
+    """``module`` and ``compile_overrides`` for ``flatten`` on the file ``path`` (None: neither).
+
+    For the surfaces that get one file at a time (the import hook, the language server,
+    the LibCST codemod). Raises ValueError when the project's table is bad."""
+    if not path or not Path(path).is_file():
+        return {"module": None, "compile_overrides": None}
+    return {"module": module_name(path), "compile_overrides": find_compile_overrides(path) or None}

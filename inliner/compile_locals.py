@@ -170,6 +170,7 @@ def make_scope(node: ast.AST, parent: Local | None, own_params: frozenset[str], 
         for generator in node.generators:
             binder.bind_target(generator.target, ast.Subscript(generator.iter, ast.Constant(0)))
     scope.names -= scope.declared_global | scope.declared_nonlocal
+    scope.functions |= {name for name, value in scope.bindings if isinstance(value, ast.Lambda)}
     scope.external = {p for p in scope.params if p not in own_params}
     # functions bound more than once are not known functions
     counts: dict[str, int] = {}

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import inliner.runtime
-from golden import case_dirs, render
+from golden import case_dirs, render, side_effects
 from harness import assert_same, differs, load_module, run_all
 from inliner import flatten
 
@@ -104,3 +104,55 @@ def test_case_detects_ignored_backward(case, monkeypatch):
     monkeypatch.setattr(inliner.runtime, "custom_vjp", _differentiate_through_fwd)
     broken = run_all(load_module((case / "output.py").read_text(), f"{case.name}_broken", case))
     assert differs(original, broken), f"{case.name}: its backward equals the true derivative; make it deliberately different"
+
+
+def _logged_cases() -> list:
+    return [c for c in CASES if side_effects(load_module(_original_source(c), f"{c.name}_probe")) is not None]
+
+
+LOGGED = _logged_cases()
+
+
+@pytest.mark.parametrize("case", LOGGED, ids=[c.name for c in LOGGED])
+def test_side_effects_match_the_original(case):
+    """The rewrite changes Python state as the original does, call for call (eager)."""
+    logs = []
+    for label, text in (("original", _original_source(case)), ("rewritten", (case / "output.py").read_text())):
+        module = load_module(text, f"{case.name}_{label}_log")
+        reset, log = side_effects(module)
+        reset()
+        run_all(module)
+        logs.append(log())
+    assert logs[0], f"{case.name}: its scenarios change nothing the log records"
+    assert_same(logs[0], logs[1], f"{case.name} side effects")
+
+
+def _bodies_run_twice(fwd, bwd, **spec):
+    """A deliberately wrong runtime: every body runs once more than it should (as if traced first)."""
+
+    def twice(body):
+        def run(*args, **kwargs):
+            body(*args, **kwargs)
+            return body(*args, **kwargs)
+
+        return run
+
+    return _REAL_CUSTOM_VJP(twice(fwd), twice(bwd), **spec)
+
+
+_REAL_CUSTOM_VJP = inliner.runtime.custom_vjp
+
+
+@pytest.mark.parametrize("case", LOGGED, ids=[c.name for c in LOGGED])
+def test_side_effect_comparison_can_fail(case, monkeypatch):
+    """A runtime that runs the bodies one extra time gives other logs: the comparison above has teeth."""
+    original = load_module(_original_source(case), f"{case.name}_original_log")
+    reset, log = side_effects(original)
+    reset()
+    run_all(original)
+    monkeypatch.setattr(inliner.runtime, "custom_vjp", _bodies_run_twice)
+    broken = load_module((case / "output.py").read_text(), f"{case.name}_twice")
+    reset_broken, log_broken = side_effects(broken)
+    reset_broken()
+    run_all(broken)
+    assert differs(log(), log_broken())

@@ -7,14 +7,25 @@ part of the result (code ``INL002``), so no surface needs a guard of its own.
 
 from __future__ import annotations
 
+from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 from inliner.engine.result import FlattenResult, Selection
 
 __all__ = ["FlattenResult", "Selection", "flatten"]
 
 
-def flatten(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
+def flatten(
+    source: str,
+    *,
+    path: str = "<string>",
+    select: Selection | None = None,
+    module: str | None = None,
+    compile_overrides: CompileOverrides | None = None,
+) -> FlattenResult:
     """Flatten every autograd.Function subclass (and autograd_function_apply call) in ``source``.
+
+    ``module`` (``pkg.mod``) and ``compile_overrides`` (``[tool.inliner] compile``) decide
+    the compile kind of a class the project names there; see inliner/engine/analysis/compile_overrides.py.
 
     Never raises. An internal error while lowering one class (or op call) leaves that
     one untouched with an ``INL002`` diagnostic and still flattens the others; one
@@ -24,7 +35,7 @@ def flatten(source: str, *, path: str = "<string>", select: Selection | None = N
     try:
         from inliner.engine.rewrite import rewrite_module
 
-        return rewrite_module(source, path=path, select=select)
+        return rewrite_module(source, path=path, select=select, module=module, compile_overrides=compile_overrides)
     except Exception as exc:  # an engine bug: the file is left as it is, and says why
         what = internal_error(exc)
         message = f"internal error ({what}); please report this as an inliner bug; the file is left untouched"

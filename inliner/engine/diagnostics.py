@@ -86,6 +86,7 @@ CODES: dict[str, str] = {
     "INL201": "autograd_function_apply call in a shape the engine cannot follow",
     "INL202": "an autograd_function_apply body that is not straight-line torch code",
     "INL203": "an autograd_function_apply body switches grad mode other than by dynamo's bracket",
+    "INL300": "a `# inliner:` pragma is not understood (it is ignored)",
 }
 
 #: The code of an engine bug: what it was working on is left untouched, the rest still flattened.

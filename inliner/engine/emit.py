@@ -16,6 +16,11 @@ def _int_tuple(values: tuple[int, ...]) -> cst.BaseExpression:
     return cst.parse_expression(repr(tuple(values)))
 
 
+def _string(value: str) -> cst.SimpleString:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return cst.SimpleString(f'"{escaped}"')
+
+
 def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
     keywords: list[tuple[str, cst.BaseExpression]] = []
     if spec.saved_for_backward_idx:
@@ -56,6 +61,9 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
         keywords.append(("ctx_record", cst.Name("True")))
     if spec.fwd_needs_input_grad:
         keywords.append(("fwd_needs_input_grad", cst.Name("True")))
+    if spec.compile_kind != "traceable":
+        keywords.append(("compile_kind", _string(spec.compile_kind)))
+        keywords.append(("compile_reason", _string(spec.compile_reason)))
     return [
         cst.Arg(value, keyword=cst.Name(key), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
         for key, value in keywords

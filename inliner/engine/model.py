@@ -46,6 +46,9 @@ class VJPSpec:
     #: ``ctx.attr`` backward/jvp write (a side effect a compiled backward does not repeat)
     backward_writes_ctx: tuple[str, ...] = ()
 
+    compile_kind: str = "traceable"  # how torch.compile may treat it (inliner/engine/analysis/compile_kind.py)
+    compile_reason: str = ""  # why it is not traceable, or which override set it
+
 
 @dataclass
 class KeptClass:

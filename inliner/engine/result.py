@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from inliner.engine.analysis.compile_kind import CompileKind
 from inliner.engine.diagnostics import Diagnostic
 
 
@@ -37,3 +38,5 @@ class FlattenResult:
     refused: tuple[str, ...] = ()  # names of those left untouched, each with a diagnostic
     error: str | None = None  # set when the file could not be processed at all
     changed: bool = field(default=False)
+    #: per flattened name, how torch.compile may treat it (inliner/engine/analysis/compile_kind.py)
+    compile_kinds: tuple[tuple[str, CompileKind], ...] = ()

@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from inliner.engine.analysis.compile_context import CompileContext
+from inliner.engine.analysis.compile_kind import CompileKind
+from inliner.engine.analysis.compile_overrides import PRAGMA_CODE, CompileOverrides
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 from inliner.engine.emit import emit
@@ -80,6 +83,7 @@ class _Candidate:
     inherited: Inherited | None = None  # what its subclasses take from it, once lowered
     block: Block | None = None  # its parsed text, once lowered
     decorator_scopes: dict[int, Scope] = field(default_factory=dict)  # id(decorator) -> class body it is in
+    compile: CompileKind | None = None  # set once flattened
 
     @property
     def label(self) -> str:
@@ -88,7 +92,14 @@ class _Candidate:
         return HOP_LEAF + " call" + ("" if self.name == HOP_LEAF else f" ({self.name})")
 
 
-def rewrite_module(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
+def rewrite_module(
+    source: str,
+    *,
+    path: str = "<string>",
+    select: Selection | None = None,
+    module: str | None = None,
+    compile_overrides: CompileOverrides | None = None,
+) -> FlattenResult:
     if not may_contain_candidates(source):
         return FlattenResult(source)
     try:
@@ -117,6 +128,7 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         return FlattenResult(source)
     index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
     text = SourceText(source)
+    compiling = CompileContext(tree, index, text, module=module, overrides=compile_overrides)
 
     candidates = _class_candidates(classes, index, text)
     candidates += _subclass_candidates(classes, candidates, index, text)
@@ -147,11 +159,11 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         if candidate.outcome is not None or candidate.base is not None:
             continue  # a subclass is flattened with its base
         if candidate.kind == "class":
-            edits.extend(_flatten_family(candidate, candidates, index, text, taken, names, parents))
+            edits.extend(_flatten_family(candidate, candidates, index, text, taken, names, parents, compiling))
             continue
         name = candidate.name
         try:
-            edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits))
+            edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits, compiling))
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
             continue
@@ -183,7 +195,7 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
             if not any(s <= start < e for s, e in spans):
                 edits.append((start, end, candidate.name))
 
-    diagnostics = tuple(_diagnostic(c, path) for c in candidates)
+    diagnostics = tuple(d for c in candidates for d in (_diagnostic(c, path), *_pragma_diagnostics(c, compiling, path)))
     flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
     refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
     if not flattened:
@@ -200,7 +212,8 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
         rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
     edits = import_edits(tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path) + edits
     new_source = text.splice(edits)
-    return FlattenResult(new_source, diagnostics, flattened, refused, changed=new_source != source)
+    kinds = tuple((c.name, c.compile) for c in candidates if isinstance(c.outcome, CustomVJP) and c.compile is not None)
+    return FlattenResult(new_source, diagnostics, flattened, refused, changed=new_source != source, compile_kinds=kinds)
 
 
 # -- Function subclasses ---------------------------------------------------------
@@ -270,6 +283,7 @@ def _flatten_family(
     taken: set[str],
     names: _RuntimeNames,
     parents: Parents,
+    compiling: CompileContext,
 ) -> list[tuple[int, int, str]]:
     """Flatten a Function class and its same-scope subclasses, all or none: a subclass
     left a Function cannot derive from a kept class, nor a flattened one from a Function."""
@@ -277,7 +291,7 @@ def _flatten_family(
     edits: list[tuple[int, int, str]] = []
     for member in family:
         try:
-            edits.extend(_flatten_class(member, family, index, text, taken, names, parents))
+            edits.extend(_flatten_class(member, family, index, text, taken, names, parents, compiling))
         except Refuse as refuse:
             member.outcome = refuse.refusal
         except Exception as exc:  # an engine bug: this family stays as written, the others go on
@@ -318,6 +332,7 @@ def _flatten_class(
     taken: set[str],
     names: _RuntimeNames,
     parents: Parents,
+    compiling: CompileContext,
 ) -> list[tuple[int, int, str]]:
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
@@ -356,6 +371,7 @@ def _flatten_class(
     methods = [s for s in block.node.body.body if isinstance(s, cst.FunctionDef) and s.name.value in AUTOGRAD_MEMBERS]
     methods += list(inherited.members.values()) if inherited else []
     check_no_new_names(vjp, methods, module_level=(names.custom_vjp, names.flat_class, names.record))
+    candidate.compile = compiling.decide_class(cls, index.class_scopes[id(cls)][0], vjp)
     candidate.outcome = vjp
     statements = emit(
         vjp, names.custom_vjp, nested=block.wrapped, line_length=max(40, 88 - len(block.indent)), flat_class=names.flat_class
@@ -520,6 +536,7 @@ def _flatten_call(
     taken: set[str],
     runtime_name: str,
     local_edits: dict[int, _LocalEdits],
+    compiling: CompileContext,
 ) -> list[tuple[int, int, str]]:
     site = candidate.hop
     assert site is not None and site.fwd is not None and site.bwd is not None
@@ -550,9 +567,11 @@ def _flatten_call(
             qualify=site.qualify,
         )
     check_no_new_names(vjp, [fwd_block.node, bwd_block.node], module_level=(runtime_name,))
+    compile_kind = compiling.decide_call(call, site.scope, vjp)
     call_edits = _call_edits(call, flat_name, text)
     candidate.name = flat_name
     candidate.outcome = vjp
+    candidate.compile = compile_kind
     statements = emit(vjp, runtime_name, nested=False)
     definitions = cst.Module(body=statements, default_newline=text.newline).code
     edits = []
@@ -898,9 +917,30 @@ def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
         what += "; it stays a class (its module uses it as one), whose apply is the flat callable"
     if isinstance(outcome, CustomVJP) and outcome.spec.ctx_record:
         what += f", its ctx kept as a record ({outcome.spec.record_reason})"
+    kind = candidate.compile
+    if kind is not None and (not kind.traceable or kind.origin != "inferred"):
+        what += f"; compile kind {kind.kind}" + (f": {kind.reason}" if kind.reason else "")
     return Diagnostic(
         path, line, col + 1, "INL001", what, Severity.INFO, name=candidate.name, end_line=line, end_column=end_col + 1
     )
+
+
+def _pragma_diagnostics(candidate: _Candidate, compiling: CompileContext, path: str) -> list[Diagnostic]:
+    """An INL300 warning for a ``# inliner:`` pragma that is not understood (it is ignored)."""
+    node = candidate.node
+    pragma = compiling.class_pragma(node) if isinstance(node, ast.ClassDef) else compiling.call_pragma(node)
+    if not pragma.problems:
+        return []
+    where = f"class {candidate.name}" if candidate.kind == "class" else candidate.label
+    problems = "; ".join(pragma.problems)
+    message = f"{where}: pragma not understood ({problems}); ignored"
+    end = len(compiling.text.line(pragma.line).rstrip("\r\n"))
+    return [
+        Diagnostic(
+            path, pragma.line, pragma.column + 1, PRAGMA_CODE, message, Severity.WARNING,
+            name=candidate.name, end_line=pragma.line, end_column=end + 1,
+        )
+    ]
 
 
 def _message(label: str, reason: str) -> str:

@@ -689,6 +689,7 @@ def custom_vjp(
     public.apply = public  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
     public.carriers = carriers  # type: ignore[attr-defined]
     public.compile_kind = spec.compile_kind  # type: ignore[attr-defined]
+    public.compile_reason = spec.compile_reason  # type: ignore[attr-defined]
     # the call node dynamo's graph holds (the island itself: dynamo never captures it)
     public.call = node if spec.compile_kind == "traceable" else public  # type: ignore[attr-defined]
     _register_with_dynamo(_DynamoEntry(spec, flat, node, public, untraced, dispatch))

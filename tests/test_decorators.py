@@ -447,13 +447,9 @@ def test_a_decorator_sees_the_originals_names():
 
 
 @pytest.mark.filterwarnings("ignore")
-@pytest.mark.xfail(
-    strict=True,
-    reason="a wrapper with side effects (kind 'wrapper', not pass_through) runs them at trace time only under "
-    "torch.compile (aot_eager: forward 3 times, backward once, then never) while the original graph-breaks and runs "
-    "them every call; it needs the compile classification (side_effecting: an eager island)",
-)
 def test_a_counting_wrapper_counts_every_compiled_call():
+    """A replayed wrapper that is not a proven pass-through makes the Function side_effecting:
+    an eager island under torch.compile, so the wrapper runs on every call, as the original's."""
     import torch._dynamo
 
     import tracer_cases as tc

@@ -1,8 +1,8 @@
 """A dataclass holding tensors as an argument: the bodies only read it (traceable)."""
-from inliner.runtime import custom_vjp
 from dataclasses import dataclass
 
 import torch
+from inliner.runtime import custom_vjp
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """A function passed in (a lambda) is called by forward, and again by backward through ctx."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 
 def apply_fn_fwd(x, fn):

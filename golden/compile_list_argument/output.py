@@ -1,6 +1,6 @@
 """Forward appends to a list it is given: the caller sees the list grow on every call."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 SEEN = []
 

@@ -1,7 +1,7 @@
 """An nn.Module as an argument: one Function reads its parameters (traceable), one calls it."""
-from inliner.runtime import custom_vjp
 import torch
 import torch.nn.functional as F
+from inliner.runtime import custom_vjp
 
 
 def linear_of_module_fwd(x, layer):

@@ -1,7 +1,7 @@
 """Forward leaves torch for numpy (fake tensors cannot run it); backward is torch."""
-from inliner.runtime import custom_vjp
 import numpy as np
 import torch
+from inliner.runtime import custom_vjp
 
 
 def numpy_sin_fwd(x):

@@ -1,6 +1,6 @@
 """Pragmas override the engine's conservative decision, in both directions (and a bad one is reported)."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 _activation = torch.nn.Tanh()
 

@@ -1,6 +1,6 @@
 """Forward calls a helper that reads tensor data into Python (`.tolist()`), which fake tensors reject."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 
 def largest_magnitude(t):

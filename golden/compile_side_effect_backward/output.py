@@ -1,6 +1,6 @@
 """Backward bumps a counter on a state object (as a ZeRO-style hook counts gathers)."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 
 class Counters:

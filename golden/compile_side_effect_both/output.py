@@ -1,6 +1,6 @@
 """Forward logs to a module-level list, backward counts on a state object."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 LOG = []
 

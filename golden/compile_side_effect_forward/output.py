@@ -1,6 +1,6 @@
 """Forward appends to a module-level log: under torch.compile the original logs on every call."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 LOG = []
 

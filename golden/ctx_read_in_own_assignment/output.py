@@ -19,7 +19,14 @@ def cached_bwd(residuals, grad_output):
     return grad_output * state.scale
 
 
-Cached = custom_vjp(cached_fwd, cached_bwd, name="Cached", ctx_record=True)
+Cached = custom_vjp(
+    cached_fwd,
+    cached_bwd,
+    name="Cached",
+    ctx_record=True,
+    compile_kind="opaque",
+    compile_reason="forward calls Record",
+)
 
 
 def rescaled_fwd(input, scale):

@@ -25,6 +25,8 @@ Gelu = custom_vjp(
     name="Gelu",
     saved_for_backward_idx=(0,),
     forward_decorators=(torch.compile(backend=record),),
+    compile_kind="opaque",
+    compile_reason="forward is decorated with torch.compile",
 )
 
 
@@ -43,6 +45,8 @@ Square = custom_vjp(
     name="Square",
     saved_for_backward_idx=(0,),
     backward_decorators=(torch.compile(backend=record, fullgraph=True),),
+    compile_kind="opaque",
+    compile_reason="backward is decorated with torch.compile",
 )
 
 

@@ -45,6 +45,8 @@ Twice = custom_vjp(
     saved_for_backward_idx=(0,),
     forward_decorators=(counted(tag("forward")),),
     backward_decorators=(counted(tag("backward")),),
+    compile_kind="side_effecting",
+    compile_reason='forward\'s decorator counted(tag("forward")) is replayed around it',
 )
 
 

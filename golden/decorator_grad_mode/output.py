@@ -41,6 +41,8 @@ GradInForward = custom_vjp(
     name="GradInForward",
     saved_for_backward_idx=(0,),
     forward_decorators=(torch.enable_grad(),),
+    compile_kind="opaque",
+    compile_reason="forward calls torch.autograd.grad",
 )
 
 

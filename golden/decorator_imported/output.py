@@ -19,6 +19,8 @@ Cube = custom_vjp(
     saved_for_backward_idx=(0,),
     forward_decorators=(marked("cube.forward"), in_float64),
     backward_decorators=(marked("cube.backward"), in_float64),
+    compile_kind="side_effecting",
+    compile_reason="forward's decorator decorator_imported_helpers.marked is replayed around it",
 )
 
 

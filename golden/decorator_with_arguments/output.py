@@ -39,6 +39,8 @@ Clamp = custom_vjp(
     saved_for_backward_idx=(0,),
     forward_decorators=(input_guard(check=True),),
     backward_decorators=(input_guard(check=False),),
+    compile_kind="side_effecting",
+    compile_reason="forward's decorator input_guard(check=True) is replayed around it",
 )
 
 

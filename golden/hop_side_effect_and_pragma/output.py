@@ -3,8 +3,8 @@
 The first call's forward body logs (side_effecting); the second is pure torch, kept
 out of the graph by a pragma on the call's line.
 """
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 LOG = []
 
@@ -18,27 +18,10 @@ def logged_bwd(ctx, g, x, w):
     return g * w * 3, g * x * 5
 
 
-def logged_1_fwd(x, w):
-    LOG.append(len(LOG))
-    return x * w, [x, w]
-
-
-def logged_1_bwd(residuals, g):
-    x, w = residuals
-    return g * w * 3, g * x * 5
-
-
-logged_1 = custom_vjp(
-    logged_1_fwd,
-    logged_1_bwd,
-    name="logged_1",
-    compile_kind="side_effecting",
-    compile_reason="forward appends to module-level LOG",
-)
-
-
 def logged(x, w):
-    return logged_1(x, w)
+    return torch.ops.higher_order.autograd_function_apply(
+        logged_fwd, logged_bwd, x, w, args_tensor_mask=[True, True], non_differentiable_idx=[]
+    )
 
 
 def scale_fwd(ctx, x):

@@ -31,6 +31,8 @@ class ScaledSoftplus(FlatClass):
             scaled_softplus_bwd,
             name="ScaledSoftplus",
             saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="forward calls ScaledSoftplus._softplus",
         )
     )
 
@@ -50,7 +52,15 @@ class Scale(FlatClass):
     def _twice(cls, g):
         return g * 2 * cls.scale
 
-    apply = staticmethod(custom_vjp(scale_fwd, scale_bwd, name="Scale"))
+    apply = staticmethod(
+        custom_vjp(
+            scale_fwd,
+            scale_bwd,
+            name="Scale",
+            compile_kind="opaque",
+            compile_reason="forward reads module-level Scale, which the module changes at run time",
+        )
+    )
 
 
 def softplus_reference(x):

@@ -24,6 +24,8 @@ class _Activation(FlatClass):
             activation_bwd,
             name="_Activation",
             saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="backward calls _Activation.grad_scale",
         )
     )
 
@@ -41,7 +43,14 @@ class _Square(_Activation):
     """Overrides forward only."""
 
     apply = staticmethod(
-        custom_vjp(square_fwd, square_bwd, name="_Square", saved_for_backward_idx=(0,))
+        custom_vjp(
+            square_fwd,
+            square_bwd,
+            name="_Square",
+            saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="backward calls _Square.grad_scale",
+        )
     )
 
 
@@ -63,7 +72,12 @@ class _Shifted(_Activation):
 
     apply = staticmethod(
         custom_vjp(
-            shifted_fwd, shifted_bwd, name="_Shifted", saved_for_backward_idx=(0,)
+            shifted_fwd,
+            shifted_bwd,
+            name="_Shifted",
+            saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="backward calls _Shifted.grad_scale",
         )
     )
 
@@ -82,7 +96,12 @@ class _Steeper(_Shifted):
 
     apply = staticmethod(
         custom_vjp(
-            steeper_fwd, steeper_bwd, name="_Steeper", saved_for_backward_idx=(0,)
+            steeper_fwd,
+            steeper_bwd,
+            name="_Steeper",
+            saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="backward calls _Steeper.grad_scale",
         )
     )
 
@@ -100,7 +119,14 @@ class _Hooked(FlatClass):
     """Forward and backward reach hooks only its subclasses define."""
 
     apply = staticmethod(
-        custom_vjp(hooked_fwd, hooked_bwd, name="_Hooked", saved_for_backward_idx=(0,))
+        custom_vjp(
+            hooked_fwd,
+            hooked_bwd,
+            name="_Hooked",
+            saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="forward calls _Hooked.transform",
+        )
     )
 
 
@@ -123,7 +149,14 @@ class _Cube(_Hooked):
         return 2 * x
 
     apply = staticmethod(
-        custom_vjp(cube_fwd, cube_bwd, name="_Cube", saved_for_backward_idx=(0,))
+        custom_vjp(
+            cube_fwd,
+            cube_bwd,
+            name="_Cube",
+            saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="forward calls _Cube.transform",
+        )
     )
 
 

@@ -18,7 +18,14 @@ def attention_bwd(residuals, g):
     return g * k * state.scale * 2, g * q, None, None
 
 
-Attention = custom_vjp(attention_fwd, attention_bwd, name="Attention", ctx_record=True)
+Attention = custom_vjp(
+    attention_fwd,
+    attention_bwd,
+    name="Attention",
+    ctx_record=True,
+    compile_kind="opaque",
+    compile_reason="forward calls Record",
+)
 
 
 def maybe_bias_fwd(x, bias):
@@ -37,7 +44,12 @@ def maybe_bias_bwd(residuals, g):
 
 
 MaybeBias = custom_vjp(
-    maybe_bias_fwd, maybe_bias_bwd, name="MaybeBias", ctx_record=True
+    maybe_bias_fwd,
+    maybe_bias_bwd,
+    name="MaybeBias",
+    ctx_record=True,
+    compile_kind="opaque",
+    compile_reason="forward calls Record",
 )
 
 
@@ -56,7 +68,12 @@ def training_only_bwd(residuals, g):
 
 
 TrainingOnly = custom_vjp(
-    training_only_fwd, training_only_bwd, name="TrainingOnly", ctx_record=True
+    training_only_fwd,
+    training_only_bwd,
+    name="TrainingOnly",
+    ctx_record=True,
+    compile_kind="opaque",
+    compile_reason="forward calls Record",
 )
 
 

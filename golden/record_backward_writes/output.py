@@ -15,7 +15,14 @@ def counter_bwd(residuals, g):
     return g * state.calls * 3
 
 
-Counter = custom_vjp(counter_fwd, counter_bwd, name="Counter", ctx_record=True)
+Counter = custom_vjp(
+    counter_fwd,
+    counter_bwd,
+    name="Counter",
+    ctx_record=True,
+    compile_kind="side_effecting",
+    compile_reason="backward updates state.calls (stored on ctx)",
+)
 
 
 def drops_blocks_fwd(x, w):
@@ -33,7 +40,12 @@ def drops_blocks_bwd(residuals, g):
 
 
 DropsBlocks = custom_vjp(
-    drops_blocks_fwd, drops_blocks_bwd, name="DropsBlocks", ctx_record=True
+    drops_blocks_fwd,
+    drops_blocks_bwd,
+    name="DropsBlocks",
+    ctx_record=True,
+    compile_kind="side_effecting",
+    compile_reason="backward sets state.blocks (stored on ctx)",
 )
 
 
@@ -53,7 +65,14 @@ def forgets_bwd(residuals, g):
     return g * x * scale, None
 
 
-Forgets = custom_vjp(forgets_fwd, forgets_bwd, name="Forgets", ctx_record=True)
+Forgets = custom_vjp(
+    forgets_fwd,
+    forgets_bwd,
+    name="Forgets",
+    ctx_record=True,
+    compile_kind="side_effecting",
+    compile_reason="backward deletes state.scale (stored on ctx)",
+)
 
 
 def caches_fwd(x):
@@ -76,7 +95,14 @@ def caches_bwd(residuals, g):
     return g * cached()
 
 
-Caches = custom_vjp(caches_fwd, caches_bwd, name="Caches", ctx_record=True)
+Caches = custom_vjp(
+    caches_fwd,
+    caches_bwd,
+    name="Caches",
+    ctx_record=True,
+    compile_kind="side_effecting",
+    compile_reason="backward sets state.cache (stored on ctx)",
+)
 
 
 def scenario_counter_backward_twice():

@@ -26,7 +26,12 @@ def activation_bwd(residuals, g):
 
 
 Activation = custom_vjp(
-    activation_fwd, activation_bwd, name="Activation", ctx_record=True
+    activation_fwd,
+    activation_bwd,
+    name="Activation",
+    ctx_record=True,
+    compile_kind="side_effecting",
+    compile_reason="backward calls state.derivative, a method of state (stored on ctx)",
 )
 
 
@@ -48,7 +53,14 @@ def recompute_bwd(residuals, g):
     return grad
 
 
-Recompute = custom_vjp(recompute_fwd, recompute_bwd, name="Recompute", ctx_record=True)
+Recompute = custom_vjp(
+    recompute_fwd,
+    recompute_bwd,
+    name="Recompute",
+    ctx_record=True,
+    compile_kind="side_effecting",
+    compile_reason="backward calls state.run, a method of state (stored on ctx)",
+)
 
 
 def scenario_tanh():

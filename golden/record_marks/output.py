@@ -19,7 +19,12 @@ def sorted_ranks_bwd(residuals, grad_values, grad_order):
 
 
 SortedRanks = custom_vjp(
-    sorted_ranks_fwd, sorted_ranks_bwd, name="SortedRanks", ctx_record=True
+    sorted_ranks_fwd,
+    sorted_ranks_bwd,
+    name="SortedRanks",
+    ctx_record=True,
+    compile_kind="opaque",
+    compile_reason="forward calls Record",
 )
 
 
@@ -37,7 +42,12 @@ def marks_computed_bwd(residuals, g):
 
 
 MarksComputed = custom_vjp(
-    marks_computed_fwd, marks_computed_bwd, name="MarksComputed", ctx_record=True
+    marks_computed_fwd,
+    marks_computed_bwd,
+    name="MarksComputed",
+    ctx_record=True,
+    compile_kind="opaque",
+    compile_reason="forward calls Record",
 )
 
 
@@ -61,6 +71,8 @@ MaybeMaterialize = custom_vjp(
     maybe_materialize_bwd,
     name="MaybeMaterialize",
     ctx_record=True,
+    compile_kind="opaque",
+    compile_reason="forward calls Record",
 )
 
 
@@ -80,7 +92,12 @@ def maybe_inplace_bwd(residuals, g):
 
 
 MaybeInplace = custom_vjp(
-    maybe_inplace_fwd, maybe_inplace_bwd, name="MaybeInplace", ctx_record=True
+    maybe_inplace_fwd,
+    maybe_inplace_bwd,
+    name="MaybeInplace",
+    ctx_record=True,
+    compile_kind="opaque",
+    compile_reason="forward calls Record",
 )
 
 

@@ -33,6 +33,8 @@ MaybeTangent = custom_vjp(
     name="MaybeTangent",
     jvp=maybe_tangent_jvp,
     ctx_record=True,
+    compile_kind="opaque",
+    compile_reason="forward calls Record",
 )
 
 

@@ -24,6 +24,8 @@ ScaleShift = custom_vjp(
     name="ScaleShift",
     fill_defaults=True,
     ctx_record=True,
+    compile_kind="opaque",
+    compile_reason="forward calls Record",
 )
 
 

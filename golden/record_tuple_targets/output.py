@@ -17,7 +17,14 @@ def centered_bwd(residuals, g):
     return (g * centered * 3 + state.mean).reshape(state.shape)
 
 
-Centered = custom_vjp(centered_fwd, centered_bwd, name="Centered", ctx_record=True)
+Centered = custom_vjp(
+    centered_fwd,
+    centered_bwd,
+    name="Centered",
+    ctx_record=True,
+    compile_kind="opaque",
+    compile_reason="forward calls Record",
+)
 
 
 def split_fwd(x):
@@ -34,7 +41,14 @@ def split_bwd(residuals, g):
     return torch.stack([g * 3, *(g * r for r in state.rest)]) + state.last
 
 
-Split = custom_vjp(split_fwd, split_bwd, name="Split", ctx_record=True)
+Split = custom_vjp(
+    split_fwd,
+    split_bwd,
+    name="Split",
+    ctx_record=True,
+    compile_kind="opaque",
+    compile_reason="forward calls Record",
+)
 
 
 def scenario_centered():

@@ -91,7 +91,14 @@ def counting_bwd(residuals, g):
 
 class Counting(Family):
     apply = staticmethod(
-        custom_vjp(counting_fwd, counting_bwd, name="Counting", ctx_record=True)
+        custom_vjp(
+            counting_fwd,
+            counting_bwd,
+            name="Counting",
+            ctx_record=True,
+            compile_kind="side_effecting",
+            compile_reason="backward sets state.calls (stored on ctx)",
+        )
     )
 
 

@@ -107,7 +107,7 @@ def test_case_detects_ignored_backward(case, monkeypatch):
 
 
 def _logged_cases() -> list:
-    return [c for c in CASES if side_effects(load_module(_original_source(c), f"{c.name}_probe")) is not None]
+    return [c for c in CASES if side_effects(load_module(_original_source(c), f"{c.name}_probe", c)) is not None]
 
 
 LOGGED = _logged_cases()
@@ -118,7 +118,7 @@ def test_side_effects_match_the_original(case):
     """The rewrite changes Python state as the original does, call for call (eager)."""
     logs = []
     for label, text in (("original", _original_source(case)), ("rewritten", (case / "output.py").read_text())):
-        module = load_module(text, f"{case.name}_{label}_log")
+        module = load_module(text, f"{case.name}_{label}_log", case)
         reset, log = side_effects(module)
         reset()
         run_all(module)
@@ -146,12 +146,12 @@ _REAL_CUSTOM_VJP = inliner.runtime.custom_vjp
 @pytest.mark.parametrize("case", LOGGED, ids=[c.name for c in LOGGED])
 def test_side_effect_comparison_can_fail(case, monkeypatch):
     """A runtime that runs the bodies one extra time gives other logs: the comparison above has teeth."""
-    original = load_module(_original_source(case), f"{case.name}_original_log")
+    original = load_module(_original_source(case), f"{case.name}_original_log", case)
     reset, log = side_effects(original)
     reset()
     run_all(original)
     monkeypatch.setattr(inliner.runtime, "custom_vjp", _bodies_run_twice)
-    broken = load_module((case / "output.py").read_text(), f"{case.name}_twice")
+    broken = load_module((case / "output.py").read_text(), f"{case.name}_twice", case)
     reset_broken, log_broken = side_effects(broken)
     reset_broken()
     run_all(broken)

@@ -275,7 +275,7 @@ def test_unknown_names_are_not_traceable():
 # records (fwd builds a Record: runtime state the engine does not prove traceable), kept
 # classes whose bodies call the class's own helpers, replayed wrappers and compiled bodies.
 NOT_TRACEABLE_BY_DESIGN = ("compile_", "record_", "decorator_", "kept_class_")
-NOT_TRACEABLE_CASES = {"hop_side_effect_and_pragma", "ctx_read_in_own_assignment", "refuse_used_as_class"}
+NOT_TRACEABLE_CASES = {"ctx_read_in_own_assignment", "refuse_used_as_class"}
 
 
 def test_every_existing_golden_case_is_traceable():

@@ -25,7 +25,7 @@ Cached = custom_vjp(
     name="Cached",
     ctx_record=True,
     compile_kind="opaque",
-    compile_reason="forward calls Record",
+    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 

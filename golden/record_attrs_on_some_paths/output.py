@@ -24,7 +24,7 @@ Attention = custom_vjp(
     name="Attention",
     ctx_record=True,
     compile_kind="opaque",
-    compile_reason="forward calls Record",
+    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 
@@ -49,7 +49,7 @@ MaybeBias = custom_vjp(
     name="MaybeBias",
     ctx_record=True,
     compile_kind="opaque",
-    compile_reason="forward calls Record",
+    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 
@@ -73,7 +73,7 @@ TrainingOnly = custom_vjp(
     name="TrainingOnly",
     ctx_record=True,
     compile_kind="opaque",
-    compile_reason="forward calls Record",
+    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 

@@ -24,7 +24,7 @@ SortedRanks = custom_vjp(
     name="SortedRanks",
     ctx_record=True,
     compile_kind="opaque",
-    compile_reason="forward calls Record",
+    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 
@@ -47,7 +47,7 @@ MarksComputed = custom_vjp(
     name="MarksComputed",
     ctx_record=True,
     compile_kind="opaque",
-    compile_reason="forward calls Record",
+    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 
@@ -72,7 +72,7 @@ MaybeMaterialize = custom_vjp(
     name="MaybeMaterialize",
     ctx_record=True,
     compile_kind="opaque",
-    compile_reason="forward calls Record",
+    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 
@@ -97,7 +97,7 @@ MaybeInplace = custom_vjp(
     name="MaybeInplace",
     ctx_record=True,
     compile_kind="opaque",
-    compile_reason="forward calls Record",
+    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 

@@ -26,8 +26,8 @@ SaveWhatIsNeeded = custom_vjp(
     name="SaveWhatIsNeeded",
     ctx_record=True,
     fwd_needs_input_grad=True,
-    compile_kind="side_effecting",
-    compile_reason="forward calls state.save_for_backward, a method of state",
+    compile_kind="opaque",
+    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 

@@ -34,7 +34,7 @@ MaybeTangent = custom_vjp(
     jvp=maybe_tangent_jvp,
     ctx_record=True,
     compile_kind="opaque",
-    compile_reason="forward calls Record",
+    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 

@@ -23,7 +23,7 @@ Centered = custom_vjp(
     name="Centered",
     ctx_record=True,
     compile_kind="opaque",
-    compile_reason="forward calls Record",
+    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 
@@ -47,7 +47,7 @@ Split = custom_vjp(
     name="Split",
     ctx_record=True,
     compile_kind="opaque",
-    compile_reason="forward calls Record",
+    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 

@@ -82,6 +82,8 @@ def _alias_of(walker, scope, name: str) -> set[str] | None:
 
 def check_call(walker, call: ast.Call, *, discarded: bool) -> None:
     func = call.func
+    if _makes_record(walker, call):
+        return
     if isinstance(func, ast.Subscript):
         walker.note(call, OPAQUE, f"launches kernel {text_of(func)}")
         return
@@ -101,6 +103,12 @@ def check_call(walker, call: ast.Call, *, discarded: bool) -> None:
         _module_value_call(walker, call, name, qualified - {"<local>"}, discarded)
     else:
         _qualified_call(walker, call, qualified, discarded)
+
+
+def _makes_record(walker, call: ast.Call) -> bool:
+    """The lowering's own ``state = Record(...)`` at the top of a record's fwd."""
+    body = walker.body
+    return body is not None and body.record_call is call
 
 
 def _local_call(walker, call: ast.Call, name: str, discarded: bool) -> None:
@@ -190,6 +198,8 @@ def _builtin(walker, call: ast.Call, name: str) -> None:
 
 
 def _method(walker, call: ast.Call, receiver: ast.AST, method: str, discarded: bool) -> None:
+    if method in tables.CTX_METHODS and walker.is_record(receiver):
+        return  # ``state.save_for_backward(...)``: the original's ctx call, replayed by the carrier
     external = walker.is_external(receiver)
     tensor = walker._is_known_tensor(receiver)
     shown = text_of(call.func)
@@ -223,6 +233,8 @@ def _method(walker, call: ast.Call, receiver: ast.AST, method: str, discarded: b
 def returns_new_object(walker, call: ast.Call) -> bool:
     """True when the value of ``call`` is certainly an object the body made (a tensor a torch
     call returns, a scalar, a container built from values the body made)."""
+    if _makes_record(walker, call):
+        return True
     func = call.func
     name = dotted(func)
     qualified = qualified_names(walker, name) if name is not None else None

@@ -89,7 +89,9 @@ def _with_lowering_facts(inferred: CompileKind, vjp: CustomVJP) -> CompileKind:
         elif use.kind == "wrapper" and not use.pass_through:
             found.append((SIDE_EFFECTING, f"{use.member}'s decorator {target} is replayed around it"))
     if spec.backward_writes_ctx:
-        found.append((SIDE_EFFECTING, f"backward writes ctx.{spec.backward_writes_ctx[0]}"))
+        found.append((SIDE_EFFECTING, f"backward writes {spec.backward_writes_ctx[0]}"))
+    if spec.ctx_record:
+        found.append((OPAQUE, "its ctx is kept as a Record, which runs in eager mode"))
     for kind, reason in found:
         if _RANK[kind] > _RANK[inferred.kind]:
             inferred = CompileKind(kind, reason, inferred.origin)
@@ -126,7 +128,30 @@ def bodies_of(vjp: CustomVJP, residual_source: str) -> list[Body]:
         jvp = next((f for f in vjp.extra if f.name.value == vjp.spec.jvp), None)
         if jvp is not None:
             bodies.append(_residual_body("jvp", _as_ast(jvp), vjp.spec.saved_for_forward_idx, residual_source))
+    if vjp.spec.ctx_record:
+        _mark_record(bodies)
     return bodies
+
+
+def _mark_record(bodies: list[Body]) -> None:
+    """Name the ctx record in each body: fwd makes it first (``state = Record(...)``), bwd and
+    jvp unpack it as their one residual. What a body does to it is what the original did to ctx."""
+    forward = bodies[0]
+    first = next((s for s in forward.func.body if not _is_docstring(s)), None)
+    if (
+        isinstance(first, ast.Assign)
+        and len(first.targets) == 1
+        and isinstance(first.targets[0], ast.Name)
+        and isinstance(first.value, ast.Call)
+    ):
+        forward.record, forward.record_call = first.targets[0].id, first.value
+    for body in bodies[1:]:
+        if len(body.residuals) == 1:
+            body.record = next(iter(body.residuals))
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)
 
 
 def _residual_body(role: str, func: ast.FunctionDef, saved_idx: tuple[int, ...], source: str) -> Body:

@@ -81,6 +81,8 @@ class Body:
     tensors: frozenset[str] = frozenset()  # names certainly bound to tensors (grads, saved tensors)
     residuals: frozenset[str] = frozenset()  # names bwd unpacks from its residuals
     residual_source: str = "stored on ctx"
+    record: str = ""  # a ctx record's variable: runtime state the body owns, as ctx was
+    record_call: ast.Call | None = None  # fwd's ``Record(...)`` that makes it
 
 
 class ModuleFacts:
@@ -236,6 +238,11 @@ class _Walker(ast.NodeVisitor):
     def is_external(self, expr: ast.AST) -> bool:
         return _origin_external(expr, self)
 
+    def is_record(self, expr: ast.AST) -> bool:
+        """``expr`` is the ctx record the lowering made (``state = Record(...)``, or unpacked from the residuals)."""
+        record = self.body.record if self.body is not None else ""
+        return bool(record) and isinstance(expr, ast.Name) and expr.id == record and self.scope is not None and self.scope.parent is None
+
     # -- names: free reads of changing globals -----------------------------------------------
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load) and self.lookup(node.id) is None and node.id in self.facts.mutated:
@@ -324,6 +331,8 @@ class _Walker(ast.NodeVisitor):
             self._check_name_store(target)
             return
         if isinstance(target, ast.Attribute):
+            if self.is_record(target.value) and self.body is not None and self.body.record_call is not None:
+                return  # fwd's ``state.x = ...`` is the original's ``ctx.x = ...``: state fwd made
             if self.is_external(target.value) or self._is_known_tensor(target.value):
                 self.note(target, SIDE_EFFECTING, f"{verb} {self.where(target)}")
             return

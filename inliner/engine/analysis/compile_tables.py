@@ -258,6 +258,17 @@ STDLIB_SIDE_EFFECTING = (
 # -- containers -------------------------------------------------------------------------
 
 #: methods that mutate a list, dict, set or deque, with how a reason says it.
+# what a ctx record answers as ctx did: calls the carrier replays on the real ctx
+CTX_METHODS = frozenset(
+    {
+        "save_for_backward",
+        "save_for_forward",
+        "mark_dirty",
+        "mark_non_differentiable",
+        "set_materialize_grads",
+    }
+)
+
 MUTATING_METHODS = {
     "append": "appends to",
     "extend": "extends",

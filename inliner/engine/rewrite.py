@@ -15,7 +15,9 @@ import ast
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass, field
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import astuple, dataclass, field
 
 import libcst as cst
 
@@ -23,14 +25,16 @@ from inliner.engine.analysis.scopes import ScopeIndex, dotted
 from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 from inliner.engine.emit import emit
 from inliner.engine.function_class.lower_function import lower_function_class
+from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, relocated
 from inliner.engine.invariants import check_no_new_names
 from inliner.engine.model import CustomVJP, Refusal, Refuse
 from inliner.engine.names import dotted as cst_dotted
 from inliner.engine.names import fresh, snake_case
 from inliner.engine.op_call.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
 from inliner.engine.op_call.lower_hop import lower_hop
-from inliner.engine.result import FlattenResult, Selection
-from inliner.engine.source import SourceText, parse_block
+from inliner.engine.line_origin import Emitted, Origin
+from inliner.engine.result import FlattenResult, Selection, Target
+from inliner.engine.source import Block, SourceText, parse_block
 
 FUNCTION_BASES = frozenset(
     {
@@ -77,35 +81,44 @@ class _Candidate:
         return HOP_LEAF + " call" + ("" if self.name == HOP_LEAF else f" ({self.name})")
 
 
-def rewrite_module(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
-    if not may_contain_candidates(source):
-        return FlattenResult(source)
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError) as exc:
-        line = getattr(exc, "lineno", None) or 1
-        column = getattr(exc, "offset", None) or 1
-        message = getattr(exc, "msg", None) or str(exc)
-        diagnostic = Diagnostic(path, line, column, "INL000", f"cannot parse: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column))
-        return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
+@dataclass
+class _Module:
+    """One text parsed and indexed: what every run on that text reads (and never changes)."""
 
-    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.bases]
-    if classes or HOP_LEAF in source:
-        try:  # the symbol table finds what the parser lets through (duplicate parameters...)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
-                compile(tree, path, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as exc:
-            line = getattr(exc, "lineno", None) or 1
-            message = getattr(exc, "msg", None) or str(exc)
-            column = Diagnostic.utf8_column(source, line, getattr(exc, "offset", None) or 1)  # AST columns are bytes
-            diagnostic = Diagnostic(path, line, column, "INL000", f"cannot compile: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column, utf8_of=source))
-            return FlattenResult(source, (diagnostic,), error=f"cannot compile: {message} (line {line})")
-    hop_names = frozenset({HOP_LEAF} | {a or b for a, b in _HOP_ALIASES.findall(source)}) if HOP_LEAF in source else frozenset()
-    if not classes and not hop_names:
-        return FlattenResult(source)
-    index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
-    text = SourceText(source)
+    tree: ast.Module
+    classes: list[ast.ClassDef]
+    hop_names: frozenset[str]
+    index: ScopeIndex
+    text: SourceText
+
+
+@dataclass
+class _Run:
+    """How this call runs: what it may reuse, whether it emits code, when to give up."""
+
+    cache: FlattenCache
+    diagnostics_only: bool = False
+    stop: Callable[[], bool] | None = None
+
+    def check(self) -> None:
+        if self.stop is not None and self.stop():
+            raise Cancelled()
+
+
+def rewrite_module(
+    source: str,
+    *,
+    path: str = "<string>",
+    select: Selection | None = None,
+    cache: FlattenCache | None = None,
+    diagnostics_only: bool = False,
+    stop: Callable[[], bool] | None = None,
+) -> FlattenResult:
+    run = _Run(cache if cache is not None else FlattenCache(), diagnostics_only, stop)
+    module = run.cache.module(source, path, lambda: _read_module(source, path))
+    if isinstance(module, FlattenResult):
+        return module
+    tree, classes, hop_names, index, text = module.tree, module.classes, module.hop_names, module.index, module.text
 
     candidates = _class_candidates(classes, index, text)
     if hop_names:
@@ -127,12 +140,13 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
     for candidate in candidates:
         if candidate.outcome is not None:
             continue
+        run.check()
         name = candidate.name
         try:
             if candidate.kind == "class":
-                edits.extend(_flatten_class(candidate, index, text, taken, runtime_name))
+                edits.extend(_flatten_class(candidate, index, text, taken, runtime_name, run))
             else:
-                edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits))
+                edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits, run))
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
             continue
@@ -140,6 +154,12 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
             candidate.name = name  # an op call is renamed once lowered
             candidate.outcome = _internal_refusal(exc)
             continue
+    diagnostics = tuple(_diagnostic(c, path) for c in candidates)
+    flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
+    refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
+    targets = _targets(candidates, diagnostics)
+    if not flattened or run.diagnostics_only:
+        return FlattenResult(source, diagnostics, flattened, refused, targets=targets, emitted=not run.diagnostics_only)
     # Several calls in one function touch the same statements (`fwd_body_1 = bwd_body_1 =
     # autograd_function_apply = None` clears the next call's bodies and the previous call's
     # result), so what they do to locals is merged and spliced once.
@@ -159,14 +179,62 @@ def rewrite_module(source: str, *, path: str = "<string>", select: Selection | N
             if not any(s <= start < e for s, e in spans):
                 edits.append((start, end, candidate.name))
 
-    diagnostics = tuple(_diagnostic(c, path) for c in candidates)
-    flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
-    refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
-    if not flattened:
-        return FlattenResult(source, diagnostics, (), refused)
     edits.insert(0, _runtime_import(tree, text, runtime_name))  # before anything inserted at the same offset
-    new_source = text.splice(edits)
-    return FlattenResult(new_source, diagnostics, flattened, refused, changed=new_source != source)
+    final = text.final_edits(edits)
+    new_source = text.apply(final)
+    return FlattenResult(
+        new_source, diagnostics, flattened, refused, changed=new_source != source, edits=final, targets=targets, original=source
+    )
+
+
+def _read_module(source: str, path: str) -> _Module | FlattenResult:
+    """Parse and index ``source``; or the whole answer, when it holds nothing to do or cannot be read."""
+    if not may_contain_candidates(source):
+        return FlattenResult(source)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None) or 1
+        column = getattr(exc, "offset", None) or 1
+        message = getattr(exc, "msg", None) or str(exc)
+        diagnostic = Diagnostic(path, line, column, "INL000", f"cannot parse: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column))
+        return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
+
+    classes = [n for n in _statements(tree) if isinstance(n, ast.ClassDef) and n.bases]
+    if classes or HOP_LEAF in source:
+        try:  # the symbol table finds what the parser lets through (duplicate parameters...)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
+                compile(tree, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            line = getattr(exc, "lineno", None) or 1
+            message = getattr(exc, "msg", None) or str(exc)
+            column = Diagnostic.utf8_column(source, line, getattr(exc, "offset", None) or 1)  # AST columns are bytes
+            diagnostic = Diagnostic(path, line, column, "INL000", f"cannot compile: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column, utf8_of=source))
+            return FlattenResult(source, (diagnostic,), error=f"cannot compile: {message} (line {line})")
+    hop_names = frozenset({HOP_LEAF} | {a or b for a, b in _HOP_ALIASES.findall(source)}) if HOP_LEAF in source else frozenset()
+    if not classes and not hop_names:
+        return FlattenResult(source)
+    index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
+    return _Module(tree, classes, hop_names, index, SourceText(source))
+
+
+def _statements(tree: ast.Module) -> list[ast.stmt]:
+    """Every statement, nested ones included, in ``ast.walk``'s order (a class is a statement:
+    no need to walk the expressions, which are most of the tree)."""
+    found: list[ast.stmt] = []
+    queue = deque([tree])
+    while queue:
+        node = queue.popleft()
+        for name in node._fields:
+            value = getattr(node, name)
+            for child in value if isinstance(value, list) else ():
+                if isinstance(child, ast.stmt):
+                    found.append(child)
+                    queue.append(child)
+                elif isinstance(child, (ast.excepthandler, ast.match_case)):
+                    queue.append(child)
+    return found
 
 
 # -- Function subclasses ---------------------------------------------------------
@@ -191,27 +259,55 @@ def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: Sour
 
 
 def _flatten_class(
-    candidate: _Candidate, index: ScopeIndex, text: SourceText, taken: set[str], runtime_name: str
+    candidate: _Candidate, index: ScopeIndex, text: SourceText, taken: set[str], runtime_name: str, run: _Run
 ) -> list[tuple[int, int, str]]:
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
     candidate.apply_sites = _apply_sites(candidate, index, text)
-    block = parse_block(text, candidate.first_line, candidate.last_line, cls.lineno)
-    assert isinstance(block.node, cst.ClassDef)
     _, body_scope = index.class_scopes[id(cls)]
 
-    def qualified(node: cst.CSTNode) -> set[str]:
-        name = cst_dotted(node)
-        return index.qualify(name, body_scope) if name else set()
+    def lower(names: set[str], qualify: Callable[[str], set[str]]) -> tuple[CustomVJP, Block]:
+        block = parse_block(text, candidate.first_line, candidate.last_line, cls.lineno)
+        assert isinstance(block.node, cst.ClassDef)
 
-    with _positions_from(candidate, block):
-        vjp = lower_function_class(block.node, qualified=qualified, taken=taken)
+        def qualified(node: cst.CSTNode) -> set[str]:
+            name = cst_dotted(node)
+            return qualify(name) if name else set()
+
+        with _positions_from(candidate, block):
+            vjp = lower_function_class(block.node, qualified=qualified, taken=names)
+        return vjp, block
+
+    snippet = text.lines_between(candidate.first_line, candidate.last_line)
+    key = ("class", snippet, text.indentation(cls.lineno), text.newline, runtime_name)
+    lowering = run.cache.lower(
+        key,
+        candidate.first_line,
+        lower,
+        taken,
+        qualify=lambda name: index.qualify(name, body_scope),
+        position=lambda: candidate.refusal_position,
+    )
+    vjp = _lowered(candidate, lowering)
+    if run.diagnostics_only:
+        return []
+    block = lowering.product
     methods = [s for s in block.node.body.body if isinstance(s, cst.FunctionDef)]
-    check_no_new_names(vjp, methods, module_level=(runtime_name,))
-    candidate.outcome = vjp
-    statements = emit(vjp, runtime_name, nested=block.wrapped, line_length=max(40, 88 - len(block.indent)))
+    lowering.once("check", lambda: check_no_new_names(vjp, methods, module_level=(runtime_name,)))
+    line_length = max(40, 88 - len(block.indent))
+    rendered = lowering.once("emit", lambda: block.render(emit(vjp, runtime_name, nested=block.wrapped, line_length=line_length)))
     start = text.offset(candidate.first_line, 0)
-    return [(start, text.line_end(candidate.last_line), block.render(statements))]
+    origin = class_origin(cls, candidate.first_line, candidate.last_line, vjp, runtime_name)
+    return [(start, text.line_end(candidate.last_line), Emitted(rendered, origin))]
+
+
+def _lowered(candidate: _Candidate, lowering: Lowering) -> CustomVJP:
+    """The candidate's lowering as its outcome: the flat form, or the refusal raised again."""
+    if isinstance(lowering.outcome, Refusal):
+        candidate.refusal_position = relocated(lowering, candidate.first_line)
+        raise Refuse(lowering.outcome.code, lowering.outcome.reason, lowering.outcome.node)
+    candidate.outcome = lowering.outcome
+    return lowering.outcome
 
 
 def _apply_sites(candidate: _Candidate, index: ScopeIndex, text: SourceText) -> list[ast.Attribute]:
@@ -290,48 +386,69 @@ def _flatten_call(
     taken: set[str],
     runtime_name: str,
     local_edits: dict[int, _LocalEdits],
+    run: _Run,
 ) -> list[tuple[int, int, str]]:
     site = candidate.hop
     assert site is not None and site.fwd is not None and site.bwd is not None
-    blocks = []
+    spans = []  # (first line, last line, indentation line) of each body
     for body in (site.fwd, site.bwd):
         func = body.func
-        first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
-        blocks.append(parse_block(text, first, func.end_lineno, func.lineno))
-    fwd_block, bwd_block = blocks
-    assert isinstance(fwd_block.node, cst.FunctionDef) and isinstance(bwd_block.node, cst.FunctionDef)
+        spans.append((min([func.lineno, *(d.lineno for d in func.decorator_list)]), func.end_lineno, func.lineno))
     call = site.call
     operands = call.args[2:]
     flat_name = fresh(site.name, taken)
     local = local_edits.get(id(site.scope.node))
-    with _positions_from(candidate, *blocks):
-        vjp = lower_hop(
-            flat_name,
-            fwd_block.node,
-            bwd_block.node,
-            flags=site.flags,
-            n_operands=len(operands),
-            fwd_is_method=site.fwd.is_method,
-            bwd_is_method=site.bwd.is_method,
-            taken=taken,
-            renames=local.renames if local is not None else None,
-        )
-    check_no_new_names(vjp, [fwd_block.node, bwd_block.node], module_level=(runtime_name,))
+    renames = dict(local.renames) if local is not None else None
+
+    def lower(names: set[str], qualify: Callable[[str], set[str]]) -> tuple[CustomVJP, list[Block]]:
+        blocks = [parse_block(text, *span) for span in spans]
+        fwd_block, bwd_block = blocks
+        assert isinstance(fwd_block.node, cst.FunctionDef) and isinstance(bwd_block.node, cst.FunctionDef)
+        with _positions_from(candidate, *blocks):
+            vjp = lower_hop(
+                flat_name,
+                fwd_block.node,
+                bwd_block.node,
+                flags=site.flags,
+                n_operands=len(operands),
+                fwd_is_method=site.fwd.is_method,
+                bwd_is_method=site.bwd.is_method,
+                taken=names,
+                renames=renames,
+            )
+        return vjp, blocks
+
+    bodies = tuple(
+        (text.lines_between(first, last), text.indentation(indent_line), first - call.lineno) for first, last, indent_line in spans
+    )
+    key = (
+        "call", bodies, text.newline, flat_name, astuple(site.flags), len(operands), site.fwd.is_method,
+        site.bwd.is_method, tuple(sorted(renames.items())) if renames is not None else None, runtime_name,
+    )  # fmt: skip
+    lowering = run.cache.lower(key, call.lineno, lower, taken, position=lambda: candidate.refusal_position)
+    vjp = _lowered(candidate, lowering)
+    if not run.diagnostics_only:
+        originals = [block.node for block in lowering.product]
+        lowering.once("check", lambda: check_no_new_names(vjp, originals, module_level=(runtime_name,)))
     call_edits = _call_edits(call, flat_name, text)
     candidate.name = flat_name
     candidate.outcome = vjp
-    statements = emit(vjp, runtime_name, nested=False)
-    definitions = cst.Module(body=statements, default_newline=text.newline).code
     edits = []
-    # The flat function goes right before the module-level statement holding the call.
-    statement = site.statement
-    first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
-    insert_at = text.offset(first, 0)
-    edits.append((insert_at, insert_at, definitions + text.newline * 2))
-    edits.extend(call_edits)
-    cleanup, dropped = _cleanup(site, tree, text)
+    if not run.diagnostics_only:
+        make = lambda: cst.Module(body=emit(vjp, runtime_name, nested=False), default_newline=text.newline).code
+        definitions = lowering.once("emit", make)
+        # The flat function goes right before the module-level statement holding the call.
+        statement = site.statement
+        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+        insert_at = text.offset(first, 0)
+        origin = call_origin(site, vjp, runtime_name)
+        edits.append((insert_at, insert_at, Emitted(definitions + text.newline * 2, origin)))
+        edits.extend(call_edits)
+        cleanup, dropped = _cleanup(site, tree, text)
+        edits.extend(cleanup)
+    else:
+        dropped = set()
     renames = _result_renames(site, flat_name, taken)
-    edits.extend(cleanup)
     # Shared with the other calls of this function: touched only once nothing can fail.
     if local is None:
         local = local_edits[id(site.scope.node)] = _LocalEdits(site.scope.node)
@@ -602,6 +719,22 @@ def _selected(candidate: _Candidate, select: Selection) -> bool:
     return True
 
 
+def _targets(candidates: list[_Candidate], diagnostics: tuple[Diagnostic, ...]) -> tuple[Target, ...]:
+    """What was looked at, where, and how to ask for it alone: a class by its name when
+    no other candidate shares it, anything else by the line of its name."""
+    names = Counter(c.name for c in candidates)
+    targets = []
+    for candidate, diagnostic in zip(candidates, diagnostics):
+        if candidate.kind == "class" and names[candidate.name] == 1:
+            select = Selection(name=candidate.name)
+        else:
+            select = Selection(line=candidate.name_position[0])
+        flattened = isinstance(candidate.outcome, CustomVJP)
+        span = (candidate.first_line, candidate.last_line)
+        targets.append(Target(candidate.name, candidate.kind, *span, flattened, select, diagnostic))
+    return tuple(targets)
+
+
 def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
     outcome = candidate.outcome
     line, col, end_col = candidate.name_position
@@ -658,3 +791,34 @@ def _runtime_import(tree: ast.Module, text: SourceText, runtime_name: str) -> tu
         first_line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
         offset = text.offset(first_line, 0)
     return (offset, offset, line)
+
+
+# -- where generated text comes from (for the line map) -----------------------------
+
+
+def class_origin(cls: ast.ClassDef, first_line: int, last_line: int, vjp: CustomVJP, runtime: str) -> Origin:
+    """A class's replacement: made from the class; its functions from its methods."""
+    methods = {m.name: m.lineno for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    defs = {}
+    for emitted, sources in [
+        (vjp.fwd.name.value, ("forward",)),
+        (vjp.bwd.name.value, ("backward", "vjp")),
+        (vjp.spec.vmap, ("vmap",)),
+        (vjp.spec.jvp, ("jvp",)),
+    ]:
+        line = next((methods[m] for m in sources if m in methods), None)
+        if emitted is not None and line is not None:
+            defs[emitted] = line
+    return Origin(((first_line, last_line),), defs, (f"{vjp.name} = {runtime}(", cls.lineno))
+
+
+def call_origin(site: HopCall, vjp: CustomVJP, runtime: str) -> Origin:
+    """An op call's flat functions: made from its two bodies; the binding stands for the call."""
+    assert site.fwd is not None and site.bwd is not None
+    ranges, defs = [], {}
+    for body, emitted in ((site.fwd, vjp.fwd), (site.bwd, vjp.bwd)):
+        func = body.func
+        first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
+        ranges.append((first, func.end_lineno or func.lineno))
+        defs[emitted.name.value] = func.lineno
+    return Origin(tuple(ranges), defs, (f"{vjp.name} = {runtime}(", site.call.lineno))

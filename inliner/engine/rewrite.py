@@ -7,6 +7,11 @@ call sites; only the text of each candidate (a class, or an op call's bodies) is
 parsed with libcst for lowering. The new text is produced by splicing
 replacements into the original string, so everything outside the rewritten
 regions is byte-identical by construction.
+
+With a ``FlattenCache`` (``inliner.engine.incremental``), a candidate whose text, and
+whose answers to what its lowering asked about the module, are unchanged since the
+previous call is not parsed or lowered again; ``diagnostics_only`` stops before
+checking and printing the lowered code.
 """
 
 from __future__ import annotations

@@ -125,3 +125,15 @@ def test_diagnostics_only_emits_nothing():
     quick = flatten(text, diagnostics_only=True)
     assert quick.flattened == ("MyLinear",) and not quick.emitted
     assert quick.source == text and quick.edits == () and not quick.changed
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_cached_runs_answer_what_fresh_runs_answer_on_generated_modules(seed):
+    """The same, on the fuzzer's random Functions (many shapes, many refusals)."""
+    from fuzz_gen import KNOWN_BUGS, generate_from_seed
+
+    cache = FlattenCache()
+    for version in _versions(generate_from_seed(seed, frozenset(KNOWN_BUGS)).source):
+        fresh = flatten(version, path="m.py")
+        _same(flatten(version, path="m.py", cache=cache, diagnostics_only=True), _quick(fresh))
+        _same(flatten(version, path="m.py", cache=cache), fresh)

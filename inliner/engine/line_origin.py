@@ -12,6 +12,10 @@ its other lines are matched against the lines of their own origin only:
    changes (``ctx.``, ``.apply``) maps to it (statements moved out of order);
 3. anything else maps to the most similar unclaimed origin line between its mapped
    neighbours, or to the line before it (a black continuation line).
+
+Where an exact account would need the lowering to carry every statement's origin
+through black, this matching is scoped to one generated text and its own origin,
+and anchored by what is known for sure.
 """
 
 from __future__ import annotations
@@ -191,7 +195,8 @@ def _match(new: list[str], old: list[str], origin: Origin) -> dict[int, tuple[in
         if len(candidates) == 1:
             mapped[j] = candidates[0]
             claimed.add(candidates[0])
-            exact.update([j] if old[candidates[0]].strip() == new[j].strip() else [])
+            if old[candidates[0]].strip() == new[j].strip():
+                exact.add(j)
     _fuzzy(new, old, pool, new_code, mapped, claimed)
     out: dict[int, tuple[int, bool]] = {}
     last = pool[0] if pool else origin.ranges[0][0] - 1
@@ -221,7 +226,7 @@ def _fuzzy(new: list[str], old: list[str], pool: list[int], new_code: list[int],
         if j in mapped:
             continue
         k = bisect.bisect_left(anchors, (j, -1))
-        low = anchors[k - 1][1] + 1 if k else -1
+        low = anchors[k - 1][1] + 1 if k else 0
         high = anchors[k][1] if k < len(anchors) else len(old)
         best, best_score = None, _FUZZY_FLOOR
         target = _normal(new[j])

@@ -155,7 +155,10 @@ def lsp_edits(edits: tuple[TextEdit, ...], lines: list[str], encoding: str) -> l
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
-    return [txt.Edit(txt.at_offset(lines, starts, e.start, encoding), txt.at_offset(lines, starts, e.end, encoding), e.text) for e in edits]
+    return [
+        txt.Edit(txt.at_offset(lines, starts, e.start, encoding), txt.at_offset(lines, starts, e.end, encoding), e.text)
+        for e in edits
+    ]
 
 
 def kind_wanted(kind: str, only: list[str] | None) -> bool:
@@ -283,8 +286,9 @@ class InlinerLanguageServer(LanguageServer):
                 if stale():
                     return None
                 try:
+                    quick = kind == "quick"
                     return analyse(
-                        text, document.path, select, encoding, cache=document.cache, diagnostics_only=kind == "quick", stop=stale
+                        text, document.path, select, encoding, cache=document.cache, diagnostics_only=quick, stop=stale
                     )
                 except Cancelled:
                     return None
@@ -292,7 +296,9 @@ class InlinerLanguageServer(LanguageServer):
             future = document.runs[key] = asyncio.get_running_loop().run_in_executor(self.engine, job)
         return future
 
-    async def analysis(self, uri: str, kind: str = "quick", select: Selection | None = None) -> tuple[int | None, Analysis] | None:
+    async def analysis(
+        self, uri: str, kind: str = "quick", select: Selection | None = None
+    ) -> tuple[int | None, Analysis] | None:
         """The analysis of the current version; None when the document changed (or closed) meanwhile."""
         document = self.documents.get(uri)
         if document is None:
@@ -304,7 +310,12 @@ class InlinerLanguageServer(LanguageServer):
         # asyncio.wait neither raises when the run is dropped nor cancels the shared
         # run when this waiter is cancelled.
         await asyncio.wait({future})
-        if future.cancelled() or future.exception() is not None or future.result() is None:
+        if future.cancelled():
+            return None
+        if future.exception() is not None:  # a server bug (the engine itself never raises)
+            logger.error("analysing %s failed", uri, exc_info=future.exception())
+            return None
+        if future.result() is None:
             return None
         if self.documents.get(uri) is not document or document.version != version:
             return None

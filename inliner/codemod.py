@@ -23,6 +23,7 @@ import os
 import libcst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
+from inliner.engine.analysis.compile_overrides import engine_options
 from inliner.engine import Selection, flatten
 
 
@@ -56,7 +57,11 @@ class Flatten(CodemodCommand):
         ):
             raise SkipFile(f"not the file named by --select ({self.select_path})")
         code = tree.code
-        result = flatten(code, path=filename or "<stdin>", select=self.select)
+        try:
+            options = engine_options(filename)
+        except ValueError as exc:  # a bad [tool.inliner] compile table
+            raise FlattenError(str(exc)) from None
+        result = flatten(code, path=filename or "<stdin>", select=self.select, **options)
         for diagnostic in result.diagnostics:
             if getattr(diagnostic.severity, "value", diagnostic.severity) != "info":
                 self.warn(diagnostic.format())

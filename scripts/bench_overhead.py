@@ -13,9 +13,17 @@ Not a test (no thresholds are asserted anywhere): it prints numbers and ratios.
   ``torch._dynamo.reset()``, with inductor's FX-graph and AOT-autograd caches off
   so each side really compiles) and step time (median forward + backward of the
   compiled function). Target: the rewrite is no slower.
+- **compile kinds** (tests/compile_kind_cases.py: Functions with side effects or bodies
+  that leave torch, which the rewrite runs as an eager island, and pure-torch Functions
+  taking a dataclass, a module or a lambda): ratios only, rewritten / original, of the
+  eager step and of the step of ``torch.compile(fn)`` (inductor) once compiled, where the
+  original is run by dynamo around a graph break (islands) or as a higher-order op
+  (object arguments). Target: the island's compiled step costs no more than the
+  original's graph break.
 
 Usage: python scripts/bench_overhead.py [--cases basic_linear,attrs_and_rebinding]
        [--blocks 30] [--calls 200] [--compile-reps 3] [--no-inductor]
+       [--kind-cases forward_side_effect,numpy_body] [--no-kinds]
 """
 
 from __future__ import annotations
@@ -34,6 +42,10 @@ import torch  # noqa: E402
 import tracer_cases as tc  # noqa: E402
 
 DEFAULT_CASES = "basic_linear,attrs_and_rebinding,needs_input_grad,early_return_group,double_backward"
+DEFAULT_KIND_CASES = (
+    "forward_side_effect,backward_side_effect,numpy_body,fake_tensor_rejecting,"
+    "dataclass_argument,module_argument,lambda_argument"
+)
 
 
 def _step(f, inputs, leaves, cot):
@@ -98,6 +110,46 @@ def bench_inductor(case: str, reps: int, steps: int) -> dict[bool, tuple[float, 
     return {rw: (statistics.median(compile_times[rw]), statistics.median(step_times[rw])) for rw in (False, True)}
 
 
+def _interleaved_ratio(sides: dict[bool, tuple], blocks: int, calls: int) -> float:
+    """Median of per-pair ratios (rewritten / original) of interleaved timing blocks."""
+    for rw in (False, True):  # warm up both (a compiled side compiles here)
+        _time_block(*sides[rw], 3)
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for block in range(blocks):
+        for rw in (False, True) if block % 2 == 0 else (True, False):
+            times[rw].append(_time_block(*sides[rw], calls))
+    return statistics.median(n / o for o, n in zip(times[False], times[True]))
+
+
+def bench_kind(name: str, blocks: int, calls: int) -> tuple[float, float]:
+    """(eager ratio, compiled-step ratio) for one case of tests/compile_kind_cases.py."""
+    import torch._dynamo
+
+    import compile_kind_cases as ck
+
+    case = ck.CASES[name]
+    torch._dynamo.reset()
+
+    def side(rw: bool, compiled: bool) -> tuple:
+        body = torch.compile(case.body(rw)) if compiled else case.body(rw)
+
+        def f(*tensors: torch.Tensor) -> torch.Tensor:
+            # a log that grows makes dynamo re-guard (and recompile) the original: keep it short
+            ck.SIDE_EFFECT_LOG.clear()
+            return body(*tensors)
+
+        inputs = ck.make_inputs()
+        out = case.body(rw)(*inputs)
+        return f, inputs, list(inputs), torch.ones_like(out)
+
+    ratios = []
+    for compiled in (False, True):
+        ratios.append(_interleaved_ratio({rw: side(rw, compiled) for rw in (False, True)}, blocks, calls))
+        ck.SIDE_EFFECT_LOG.clear()
+    torch._dynamo.reset()
+    return ratios[0], ratios[1]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default=DEFAULT_CASES)
@@ -106,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile-reps", type=int, default=3)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--no-inductor", action="store_true")
+    parser.add_argument("--kind-cases", default=DEFAULT_KIND_CASES)
+    parser.add_argument("--no-kinds", action="store_true")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)
@@ -132,6 +186,16 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{case:24} {co:12.2f}s {cn:11.2f}s {cn / co:7.3f} {so * 1e6:9.1f}us {sn * 1e6:8.1f}us {sn / so:7.3f}"
             )
+
+    if not args.no_kinds:
+        print()
+        print("compile kinds: rewritten / original, eager step and torch.compile (inductor) step")
+        print(f"{'case':24} {'kind':>15} {'eager':>7} {'compiled':>9}")
+        import compile_kind_cases as ck
+
+        for name in [c for c in args.kind_cases.split(",") if c]:
+            eager, compiled = bench_kind(name, max(args.blocks // 3, 4), max(args.calls // 4, 20))
+            print(f"{name:24} {ck.CASES[name].kind:>15} {eager:7.3f} {compiled:9.3f}")
     return 0
 
 

@@ -32,8 +32,9 @@ START, END = "<!-- tracer-matrix:start -->", "<!-- tracer-matrix:end -->"
 ROW_LABELS = {
     "eager": "eager (outputs and gradients)",
     "compile_capture": "`torch.compile`, capturing backend: no `torch.ops.higher_order`, one call node",
-    "compile_aot_eager": '`torch.compile(backend="aot_eager")`: gradients',
-    "compile_inductor": "`torch.compile` (inductor): gradients",
+    "compile_fullgraph": '`torch.compile(backend="aot_eager", fullgraph=True)`: outputs, gradients',
+    "compile_aot_eager": '`torch.compile(backend="aot_eager")`, three calls: outputs, gradients, side-effect log',
+    "compile_inductor": "`torch.compile` (inductor), three calls: outputs, gradients, side-effect log",
     "func_grad": "`torch.func.grad`",
     "func_vjp": "`torch.func.vjp`",
     "func_jacrev": "`torch.func.jacrev`",
@@ -61,6 +62,11 @@ WHY = {
     ("thunder_jit", "amp_decorators/autocast"): "thunder cannot run the autocast context around the call",
     ("thunderfx", "list_and_nontensor_outputs/WithInt"): "a call returning an int: thunder's splitter fails on the "
     "region unpacking it",
+    **{
+        (row, "record_callable_on_ctx/Recompute"): "a checkpoint-style backward calls `requires_grad_` and "
+        "`autograd.grad`, which torch.func forbids inside a transform and thunder does not implement"
+        for row in ("func_grad", "func_jacrev", "vmap", "thunder_jit", "thunderfx")
+    },
 }
 TORCH_ROWS = [r for r in ROW_LABELS if not r.startswith("thunder")]
 THUNDER_ROWS = ["thunder_jit", "thunderfx"]
@@ -69,6 +75,8 @@ THUNDER_ROWS = ["thunder_jit", "thunderfx"]
 def _category(reason: str) -> str:
     """A short, stable label for a failure reason."""
     table = [
+        ("runs eagerly under torch.compile", "an eager island: a graph break at the call, by design"),
+        ("side-effect log after", "side effects differ from eager"),
         ("autograd_function_apply reaches thunder", "`autograd_function_apply` reaches thunder"),
         ("torch.ops.higher_order.autograd_function_apply", "graph holds `autograd_function_apply`"),
         ("must override the setup_context", "combined style rejected by torch.func"),
@@ -101,6 +109,10 @@ def _category(reason: str) -> str:
         ("Unsupported custom vjp", "dynamo: `vjp` spelling"),
         ("context `mark_dirty`", "dynamo: `mark_dirty` unsupported"),
         ("Proxy object cannot be iterated", "fx: autocast region"),
+        ("being transformed by a functorch transform", "torch.func: `requires_grad_` in backward"),
+        ("Unknown attribute requires_grad_", "thunder: `requires_grad_` in backward"),
+        ("is being overwritten this is not allowed", "thunder: a ctx attribute written in backward"),
+        ("AttributeError: save_for_forward", "thunder: no `ctx.save_for_forward`"),
         ("expected m1 and m2 to have the same dtype", "fx: autocast not recorded"),
         ("mark_dirty can only accept variables", "fx: `mark_dirty` on a proxy"),
         ("mark_non_differentiable only accepts variable", "fx: `mark_non_differentiable` on a proxy"),

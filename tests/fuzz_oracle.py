@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import ast
 import re
+import traceback
 import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import torch
 
+from golden import side_effects
 from harness import assert_same, load_module, run_all_safe
-from inliner.engine.diagnostics import INTERNAL_CODES
+from inliner.engine.diagnostics import INTERNAL_CODES, INTERNAL_ERROR
 from inliner.engine import flatten
 
 
@@ -64,7 +66,14 @@ def _first_difference(original, rewritten, where: str) -> str | None:
     return None
 
 
-def check(source: str, classes: Sequence[str], probes: Sequence = (), *, func: bool = True) -> Outcome:
+def check(
+    source: str,
+    classes: Sequence[str],
+    probes: Sequence = (),
+    *,
+    func: bool = True,
+    compile_kinds: dict[str, tuple[str, str]] | None = None,
+) -> Outcome:
     outcome = Outcome()
     result = flatten(source, path="fuzz_case.py")  # never raises: an engine bug is an INL002 diagnostic
     outcome.output = result.source
@@ -86,6 +95,7 @@ def check(source: str, classes: Sequence[str], probes: Sequence = (), *, func: b
     for name in classes:
         if name not in result.flattened and name not in result.refused:
             outcome.failures.append(f"class-not-reported: {name} neither flattened nor refused")
+    outcome.failures.extend(_compile_kind_failures(result, compile_kinds or {}))
     if not result.flattened:
         if result.source != source or result.changed:
             outcome.failures.append("unchanged-file-differs: nothing flattened but the text changed")
@@ -127,7 +137,12 @@ def check(source: str, classes: Sequence[str], probes: Sequence = (), *, func: b
         diff = _first_difference(original_runs[scenario], rewritten_runs.get(scenario), scenario)
         if diff is not None:
             outcome.failures.append(f"behaviour-differs[{scenario}]: {diff}")
-    if func:
+    logs = [side_effects(m) for m in (original_mod, rewritten_mod)]
+    if logs[0] is not None and logs[1] is not None:
+        diff = _first_difference(logs[0][1](), logs[1][1](), "side_effect_log()")
+        if diff is not None:
+            outcome.failures.append(f"side-effects-differ: {diff}")
+    if func and not result.refused:  # a refused class stays a ctx-style Function, which torch.func refuses
         for probe in probes:
             if not probe.func_ok:
                 continue
@@ -293,7 +308,47 @@ def signature(failure: str) -> str:
 
 
 def check_generated(gen, *, func: bool = True) -> Outcome:
-    return check(gen.source, gen.classes, gen.probes, func=func)
+    return check(gen.source, gen.classes, gen.probes, func=func, compile_kinds=getattr(gen, "compile_kinds", None))
+
+
+_RANK = {"traceable": 0, "opaque": 1, "side_effecting": 2}
+
+
+def _compile_kind_failures(result, expected: dict[str, tuple[str, str]]) -> list[str]:
+    """The engine's kind (and the emitted ``custom_vjp`` keywords) for each flattened class
+    must be the one the generator built."""
+    failures = []
+    decided = dict(result.compile_kinds)
+    emitted = _emitted_kinds(result.source) if result.flattened else {}
+    records = {name for name, keywords in emitted.items() if keywords.pop("ctx_record", False)}
+    for name, (kind, reason) in expected.items():
+        if name not in result.flattened:
+            continue
+        got = decided.get(name)
+        if got is not None and _RANK[got.kind] > _RANK[kind]:
+            # more conservative than built (a ctx record's state, a kept class's own helpers, a
+            # replayed wrapper): an eager island, which is always the original's behaviour
+            continue
+        if got is not None and got.kind == kind and name in records:
+            # a ctx record: backward's writes to it are effects the generator does not model,
+            # and the engine may name one of those first; the kind is what must agree
+            pass
+        elif got is None or (got.kind, got.reason) != (kind, reason):
+            failures.append(f"compile-kind-differs: {name}: built {(kind, reason)}, engine {got and (got.kind, got.reason)}")
+            continue
+        wanted = {} if kind == "traceable" else {"compile_kind": kind, "compile_reason": got.reason}
+        if emitted.get(name) != wanted:
+            failures.append(f"compile-kind-not-emitted: {name}: {emitted.get(name)} instead of {wanted}")
+    return failures
+
+
+def _emitted_kinds(source: str) -> dict[str, dict[str, str]]:
+    out = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "custom_vjp":
+            keywords = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
+            out[keywords.get("name")] = {k: v for k, v in keywords.items() if k in ("compile_kind", "compile_reason", "ctx_record")}
+    return out
 
 
 def shrink(

@@ -10,6 +10,7 @@ class name, the gradients of ``leaves`` under seeded cotangents, and any excepti
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import itertools
 import sys
@@ -22,8 +23,14 @@ import torch
 _counter = itertools.count()
 
 
-def load_module(source: str, label: str):
-    """Import ``source`` as a fresh module (its own name, its own globals)."""
+def load_module(source: str, label: str, directory: Path | None = None):
+    """Import ``source`` as a fresh module (its own name, its own globals).
+
+    ``directory`` (a golden case's folder) may hold modules the source imports (a
+    decorator defined in another module): they are importable while ``source`` runs,
+    and each load imports its own fresh copy, so no state is shared between loads (the
+    last copy stays in ``sys.modules``, where dynamo looks a traced function's module up).
+    """
     name = f"_inliner_case_{label}_{next(_counter)}"
     path = Path(sys.prefix) / f"{name}.py"  # only used for tracebacks
     spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
@@ -31,10 +38,24 @@ def load_module(source: str, label: str):
     module.__file__ = str(path)
     sys.modules[name] = module
     code = compile(source, f"<{label}>", "exec")
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _importable(directory):
         warnings.simplefilter("ignore")  # e.g. torch.cuda.amp's FutureWarning at decoration time
         exec(code, module.__dict__)
     return module
+
+
+@contextlib.contextmanager
+def _importable(directory: Path | None):
+    if directory is None:
+        yield
+        return
+    for stem in {p.stem for p in directory.glob("*.py")} - {"input", "output", "reference"}:
+        sys.modules.pop(stem, None)
+    sys.path.insert(0, str(directory))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(directory))
 
 
 def scenarios(module) -> list[str]:

@@ -31,7 +31,7 @@ FLAT = "import torch\n\n\nclass Double:  # flattened\n    pass\n"
 PLAIN = "x = 1\n"
 
 
-def fake_flatten(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
+def fake_flatten(source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object) -> FlattenResult:
     if "SYNTAX ERROR" in source:
         diag = Diagnostic(path, 1, 1, "INL000", "cannot parse: invalid syntax", Severity.ERROR)
         return FlattenResult(source, diagnostics=(diag,), error="cannot parse: invalid syntax")
@@ -60,13 +60,13 @@ def fake_flatten(source: str, *, path: str = "<string>", select: Selection | Non
     return FlattenResult(new, tuple(diagnostics), tuple(flattened), tuple(refused), changed=new != source)
 
 
-def broken_output(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
+def broken_output(source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object) -> FlattenResult:
     if "autograd" not in source:
         return FlattenResult(source)
     return FlattenResult(source.replace("torch.autograd.Function", "torch.autograd.Function, ("), changed=True)
 
 
-def unstable(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
+def unstable(source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object) -> FlattenResult:
     return FlattenResult(source + "# again\n", flattened=("X",), changed=True)
 
 

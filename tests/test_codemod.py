@@ -18,7 +18,7 @@ from inliner.engine import FlattenResult, Selection
 FN = "import torch\nclass F(torch.autograd.Function):\n    pass\nclass KeepG(torch.autograd.Function):\n    pass\n"
 
 
-def fake_flatten(source: str, *, path: str = "<string>", select: Selection | None = None) -> FlattenResult:
+def fake_flatten(source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object) -> FlattenResult:
     if "SYNTAX" in source:
         return FlattenResult(source, error="cannot parse")
     if select is not None and select.name not in (None, "F"):

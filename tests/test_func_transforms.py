@@ -16,8 +16,8 @@ SETUP_CONTEXT_MESSAGE = "must override the setup_context staticmethod"
 
 
 def _pair(case: str):
-    original = load_module((GOLDEN / case / "input.py").read_text(), f"{case}_o")
-    rewritten = load_module((GOLDEN / case / "output.py").read_text(), f"{case}_r")
+    original = load_module((GOLDEN / case / "input.py").read_text(), f"{case}_o", GOLDEN / case)
+    rewritten = load_module((GOLDEN / case / "output.py").read_text(), f"{case}_r", GOLDEN / case)
     return original, rewritten
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -59,10 +60,29 @@ def _differentiate_through_fwd(fwd, bwd, *, name, **spec):
     """A deliberately wrong runtime: ignores bwd and lets autograd trace fwd."""
 
     def flat(*args, **kwargs):
+        if spec.get("fwd_needs_input_grad"):
+            kwargs["needs_input_grad"] = tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
         return fwd(*args, **kwargs)[0]
 
     flat.apply = flat
     return flat
+
+
+def test_oracle_catches_a_wrong_compile_kind(monkeypatch):
+    """An engine that calls every Function traceable is caught on the generated side effects."""
+    import inliner.engine.analysis.compile_context
+    from inliner.engine.analysis.compile_kind import CompileKind
+
+    monkeypatch.setattr(inliner.engine.analysis.compile_context, "classify", lambda *args, **kwargs: CompileKind())
+    for seed in range(60):
+        gen = generate_from_seed(seed, CI_AVOID)
+        if all(kind == "traceable" for kind, _ in gen.compile_kinds.values()):
+            continue
+        outcome = check_generated(gen, func=False)
+        if any(name in outcome.flattened and kind != "traceable" for name, (kind, _) in gen.compile_kinds.items()):
+            assert "compile-kind-differs" in outcome.kinds, outcome.failures
+            return
+    raise AssertionError("no generated module with a non-traceable Function in 60 seeds")
 
 
 def test_oracle_catches_an_ignored_backward(monkeypatch):

@@ -87,8 +87,12 @@ PARTLY = """\
 import torch
 
 
+STASHED = []
+
+
 def stash(ctx, x):
     ctx.save_for_backward(x)
+    STASHED.append(ctx)  # ctx outlives the call: no rewrite can follow it
 
 
 class Helper(torch.autograd.Function):
@@ -510,7 +514,7 @@ def test_the_pth_line_installs_the_hook_only_when_asked(make_package, tmp_path):
 
 def test_a_line_installed_before_the_hook_became_a_package_still_starts_it(make_package):
     name, package = make_package({"ops": SEVEN})
-    older_line = "import inliner._hook_startup  # what install-pth wrote before inliner.hook/"
+    older_line = "import inliner.hook._startup  # what install-pth wrote before inliner.hook/"
     assert _run(PROBE.format(activate=older_line, name=name), package.parent, hook=name)["grad"] == [7.0, 7.0]
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -33,7 +34,9 @@ from typing import Any, Callable
 
 import torch
 
+import compile_checks
 from golden import GOLDEN
+from inliner.runtime import _first_object_type
 from harness import load_module, scenarios
 
 # --------------------------------------------------------------------------- drivers
@@ -70,6 +73,12 @@ class Driver:
     # Tolerance of the non-exact comparisons (compiled kernels may reorder float ops).
     rtol: float = 1e-5
     atol: float = 1e-6
+    # The traced body reaches each Function as ``f[name].apply(...)`` through the module's
+    # class: the original's, or the class a rewrite keeps (``runtime.FlatClass``), so the
+    # tracer itself resolves ``Cls.apply``. ``resolve`` still gives the flat callables.
+    via_class: bool = False
+    # Whether the call passes objects (a module, a dataclass, a function) besides tensors.
+    objects: bool = False
 
     @property
     def id(self) -> str:
@@ -113,6 +122,17 @@ DRIVERS: dict[str, Driver] = {
             atol=1e-2,
         ),
         _driver("attrs_and_rebinding", ("Scale",), lambda: (_randn(4),), lambda f, x: f["Scale"](x, 3.0)),
+        # the same AMP decorators reached through module-level aliases (a partial, a plain name)
+        _driver(
+            "decorator_amp_aliases",
+            ("Mm",),
+            lambda: (_randn(3, 3), _randn(3, 3)),
+            _autocast_mm,
+            label="Mm",
+            rtol=1e-2,
+            atol=1e-2,
+        ),
+        _driver("decorator_amp_aliases", ("Scale",), lambda: (_randn(3),), lambda f, x: f["Scale"](x), label="Scale"),
         _driver(
             "basic_linear",
             ("MyLinear",),
@@ -169,7 +189,7 @@ def _auto_resolve(name: str) -> Callable[[Any, bool], dict[str, Callable]]:
     def resolve(module: Any, rewritten: bool) -> dict[str, Callable]:
         obj = getattr(module, name, None)
         if rewritten:
-            return {name: obj}
+            return {name: obj.apply if isinstance(obj, type) else obj}
         if isinstance(obj, type) and issubclass(obj, torch.autograd.Function):
             return {name: obj.apply}
         return {name: None}
@@ -190,6 +210,7 @@ def _record_calls(case: str) -> dict[str, tuple[tuple, dict]]:
     _, rewritten = modules(case)
     flats = flat_callables(rewritten)
     calls: dict[str, tuple[tuple, dict]] = {}
+    kept = {name: vars(rewritten)[name].__dict__["apply"] for name in flats if isinstance(vars(rewritten)[name], type)}
 
     def recorder(name: str, flat: Callable) -> Callable:
         def record(*args: Any, **kwargs: Any) -> Any:
@@ -201,7 +222,10 @@ def _record_calls(case: str) -> dict[str, tuple[tuple, dict]]:
 
     try:
         for name, flat in flats.items():
-            setattr(rewritten, name, recorder(name, flat))
+            if name in kept:  # a kept class: its `apply` records
+                getattr(rewritten, name).apply = staticmethod(recorder(name, flat))
+            else:
+                setattr(rewritten, name, recorder(name, flat))
         for scenario in scenarios(rewritten):
             torch.manual_seed(0)
             try:
@@ -211,11 +235,14 @@ def _record_calls(case: str) -> dict[str, tuple[tuple, dict]]:
                 pass
     finally:
         for name, flat in flats.items():
-            setattr(rewritten, name, flat)
+            if name in kept:
+                getattr(rewritten, name).apply = kept[name]
+            else:
+                setattr(rewritten, name, flat)
     return calls
 
 
-def _auto_driver(case: str, name: str, label: str, args: tuple, kwargs: dict) -> Driver:
+def _auto_driver(case: str, name: str, label: str, args: tuple, kwargs: dict, via_class: bool = False) -> Driver:
     slots = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
     # decided now, not from the traced value (an fx proxy cannot answer requires_grad)
     copied = {i for i in slots if args[i].requires_grad}
@@ -228,9 +255,19 @@ def _auto_driver(case: str, name: str, label: str, args: tuple, kwargs: dict) ->
         for i, t in zip(slots, tensors):
             # a non-leaf copy, as a scenario passes (mark_dirty refuses leaves)
             full[i] = t * 1 if i in copied else t
-        return f[name](*full, **kwargs)
+        return (f[name].apply if via_class else f[name])(*full, **kwargs)
 
-    return Driver(case=case, resolve=_auto_resolve(name), inputs=inputs, call=call, names=(name,), label=label)
+    objects = _first_object_type(args, kwargs) is not None
+    return Driver(
+        case=case,
+        resolve=_auto_resolve(name),
+        inputs=inputs,
+        call=call,
+        names=(name,),
+        label=label,
+        via_class=via_class,
+        objects=objects,
+    )
 
 
 def _auto_drivers() -> tuple[dict[str, Driver], dict[str, str]]:
@@ -254,7 +291,7 @@ def _auto_drivers() -> tuple[dict[str, Driver], dict[str, str]]:
                 not_driven[f"{case}/{name}"] = "no scenario calls it with a grad-requiring tensor"
         for name, (args, kwargs) in sorted(calls.items()):
             label = "" if len(calls) == 1 else name
-            driver = _auto_driver(case, name, label, args, kwargs)
+            driver = _auto_driver(case, name, label, args, kwargs, via_class=isinstance(getattr(rewritten, name), type))
             try:
                 with quiet():
                     outputs = driver.call({name: getattr(rewritten, name)}, *driver.inputs())
@@ -273,19 +310,22 @@ def is_setup_context_style(cls: type) -> bool:
 
 
 def flat_callables(module: Any) -> dict[str, Callable]:
-    """Module-level objects that look like a flat callable (they carry ``.fwd`` and ``.bwd``)."""
-    return {
-        name: obj
-        for name, obj in vars(module).items()
-        if callable(obj) and hasattr(obj, "fwd") and hasattr(obj, "bwd") and getattr(obj, "__name__", None) == name
-    }
+    """Module-level objects that look like a flat callable (they carry ``.fwd`` and ``.bwd``),
+    and the ``apply`` of each class the rewrite kept (``runtime.FlatClass``), by name."""
+    out = {}
+    for name, obj in vars(module).items():
+        flat = obj.__dict__.get("apply") if isinstance(obj, type) else obj
+        flat = flat.__func__ if isinstance(flat, staticmethod) else flat
+        if callable(flat) and hasattr(flat, "fwd") and hasattr(flat, "bwd") and getattr(flat, "__name__", None) == name:
+            out[name] = flat
+    return out
 
 
 @functools.lru_cache(maxsize=None)
 def modules(case: str) -> tuple[Any, Any]:
     """(original module, rewritten module), loaded once per process."""
-    original = load_module((GOLDEN / case / "input.py").read_text(), f"{case}_tracer_original")
-    rewritten = load_module((GOLDEN / case / "output.py").read_text(), f"{case}_tracer_rewritten")
+    original = load_module((GOLDEN / case / "input.py").read_text(), f"{case}_tracer_original", GOLDEN / case)
+    rewritten = load_module((GOLDEN / case / "output.py").read_text(), f"{case}_tracer_rewritten", GOLDEN / case)
     return original, rewritten
 
 
@@ -358,6 +398,9 @@ def grads_of(fn: Callable, inputs: tuple) -> tuple[Any, list]:
 def body(driver: str, rewritten: bool) -> Callable:
     fns = functions(driver, rewritten)
     call = DRIVERS[driver].call
+    if DRIVERS[driver].via_class:
+        module = modules(DRIVERS[driver].case)[1 if rewritten else 0]
+        fns = {name: getattr(module, name) for name in fns}
 
     def f(*tensors: Any) -> Any:
         return call(fns, *tensors)
@@ -382,22 +425,29 @@ def has_original(driver: str) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def true_derivative(driver: str) -> list:
+def true_derivative(driver: str, loss: str = "cotangents") -> list:
     """Gradients obtained by differentiating through the forward bodies (ignoring every custom backward).
 
     Computed from the rewrite's ``fwd`` functions, which are the original forward bodies.
     A tracer that drops the custom backward produces these instead of :func:`reference`.
+    ``loss="weighted"``: of compile_checks' loss instead of the seeded cotangents.
     """
     fns = functions(driver, rewritten=True)
 
     def through_fwd(flat: Callable) -> Callable:
         def run(*args: Any, **kwargs: Any) -> Any:
+            if "needs_input_grad" in inspect.signature(flat.fwd).parameters:  # a ctx record's fwd
+                kwargs["needs_input_grad"] = tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
             return flat.fwd(*args, **kwargs)[0]
 
         return run
 
     call = DRIVERS[driver].call
-    plain = {name: through_fwd(flat) for name, flat in fns.items()}
+    plain: dict[str, Any] = {name: through_fwd(flat) for name, flat in fns.items()}
+    if DRIVERS[driver].via_class:  # the body spells `f[name].apply(...)`
+        plain = {name: type(name, (), {"apply": staticmethod(run)}) for name, run in plain.items()}
+    if loss == "weighted":
+        return compile_checks.call_and_differentiate(lambda *t: call(plain, *t), make_inputs(driver))[1]
     return grads_of(lambda *t: call(plain, *t), make_inputs(driver))[1]
 
 
@@ -480,7 +530,7 @@ def check_capture(driver: str, rewritten: bool) -> Outcome:
         compiled = torch.compile(body(driver, rewritten), backend=capture, fullgraph=True)
         _, got = grads_of(compiled, make_inputs(driver))
     except Exception as exc:
-        return Outcome(False, _short(exc))
+        return Outcome(False, _short(exc), {"error": str(exc)})
     finally:
         torch._dynamo.reset()
     hop = any(_has_hop(gm) for gm in graphs)
@@ -492,7 +542,7 @@ def check_capture(driver: str, rewritten: bool) -> Outcome:
             1
             for gm in graphs
             for n in gm.graph.nodes
-            if n.op == "call_function" and n.target is getattr(fn, "call", fn)
+            if n.op == "call_function" and n.target in (getattr(fn, "call", fn), getattr(fn, "objects_call", None))
         )
         for name, fn in fns.items()
     }
@@ -510,18 +560,52 @@ def check_capture(driver: str, rewritten: bool) -> Outcome:
     return grads
 
 
-def check_backend(driver: str, rewritten: bool, backend: str) -> Outcome:
-    import torch._dynamo
+def side_effect_log(driver: str, rewritten: bool) -> list | None:
+    """The golden module's ``SIDE_EFFECT_LOG`` (the list its bodies append their Python
+    side effects to, by convention), or None."""
+    original, new = modules(DRIVERS[driver].case)
+    return getattr(new if rewritten else original, "SIDE_EFFECT_LOG", None)
 
-    torch._dynamo.reset()
-    try:
-        compiled = torch.compile(body(driver, rewritten), backend=backend)
-        _, got = grads_of(compiled, make_inputs(driver))
-    except Exception as exc:
-        return Outcome(False, _short(exc))
-    finally:
-        torch._dynamo.reset()
-    return compare_grads(driver, got)
+
+@functools.lru_cache(maxsize=None)
+def eager_three_calls(driver: str) -> tuple[list, list | None]:
+    """Three eager calls of the original (of the rewrite, for a dumped graph): outputs and
+    gradients per call, and the side-effect log they leave."""
+    side = not has_original(driver)
+    return compile_checks.eager_calls(body(driver, side), lambda: make_inputs(driver), side_effect_log(driver, side))
+
+
+def check_backend(driver: str, rewritten: bool, backend: str) -> Outcome:
+    """Three calls of ``torch.compile(body, backend=backend)``: outputs, custom gradients
+    and the side-effect log equal three eager calls of the original."""
+    expected, expected_log = eager_three_calls(driver)
+    tol = {"rtol": DRIVERS[driver].rtol, "atol": DRIVERS[driver].atol}
+    result = compile_checks.compiled_calls(
+        body(driver, rewritten),
+        lambda: make_inputs(driver),
+        backend,
+        expected,
+        side_effect_log(driver, rewritten),
+        expected_log,
+        **tol,
+    )
+    if "grads" in result.details and same(result.details["grads"], true_derivative(driver, "weighted"), False, **tol):
+        return Outcome(False, "custom backward dropped (grad = true derivative)")
+    return Outcome(result.ok, result.reason, result.details)
+
+
+def check_fullgraph(driver: str, rewritten: bool) -> Outcome:
+    """``torch.compile(body, backend="aot_eager", fullgraph=True)``: outputs and custom
+    gradients equal eager; a failure keeps dynamo's message in ``details["error"]``."""
+    expected, _ = eager_three_calls(driver)
+    tol = {"rtol": DRIVERS[driver].rtol, "atol": DRIVERS[driver].atol}
+    result = compile_checks.fullgraph(body(driver, rewritten), lambda: make_inputs(driver), expected[0], **tol)
+    return Outcome(result.ok, result.reason, result.details)
+
+
+def islands(driver: str) -> list[str]:
+    """The driver's flat callables that are eager islands under torch.compile."""
+    return [name for name, fn in functions(driver, True).items() if getattr(fn, "compile_kind", "traceable") != "traceable"]
 
 
 def _func_loss(driver: str, rewritten: bool, inputs: tuple) -> tuple[Callable, tuple[int, ...]]:
@@ -629,7 +713,12 @@ def check_fx(driver: str, rewritten: bool) -> Outcome:
     except Exception as exc:
         return Outcome(False, _short(exc))
     leaf_nodes = {
-        name: sum(1 for n in gm.graph.nodes if n.op == "call_function" and n.target is fn) for name, fn in fns.items()
+        name: sum(
+            1
+            for n in gm.graph.nodes
+            if n.op == "call_function" and getattr(n.target, "inliner_flat", n.target) is fn
+        )
+        for name, fn in fns.items()
     }
     details = {"leaf_nodes": leaf_nodes, "code": gm.code}
     outcome = compare_grads(driver, got)
@@ -664,6 +753,7 @@ ROWS: dict[str, Callable[[str, bool], Outcome]] = {
     "compile_capture": check_capture,
     "compile_aot_eager": lambda driver, rewritten: check_backend(driver, rewritten, "aot_eager"),
     "compile_inductor": lambda driver, rewritten: check_backend(driver, rewritten, "inductor"),
+    "compile_fullgraph": check_fullgraph,
     "func_grad": check_func_grad,
     "func_vjp": check_func_vjp,
     "func_jacrev": check_func_jacrev,

@@ -1,5 +1,5 @@
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 from torch.amp import custom_bwd, custom_fwd
 
 

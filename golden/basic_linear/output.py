@@ -1,13 +1,11 @@
 """A scaled linear layer with a custom (deliberately scaled) gradient."""
-from inliner.runtime import custom_vjp
 import torch
-from torch.autograd import Function
+from inliner.runtime import custom_vjp
 
 
 # A linear layer with a custom gradient.
 def my_linear_fwd(x, weight, scale):
     """Scaled linear."""
-    # a plain float
     return x @ weight.t() * scale, (x, weight, scale)
 
 

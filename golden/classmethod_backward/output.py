@@ -1,5 +1,5 @@
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import FlatClass, custom_vjp
 
 
 def halve_fwd(x):
@@ -14,16 +14,18 @@ def halve_bwd(residuals, g):
 Halve = custom_vjp(halve_fwd, halve_bwd, name="Halve", saved_for_backward_idx=(0,))
 
 
-class UsesCls(torch.autograd.Function):
+def uses_cls_fwd(x):
+    return x * 2, ()
+
+
+def uses_cls_bwd(residuals, g):
+    return g * UsesCls.scale
+
+
+class UsesCls(FlatClass):
     scale = 3.0
 
-    @staticmethod
-    def forward(ctx, x):
-        return x * 2
-
-    @classmethod
-    def backward(cls, ctx, g):
-        return g * cls.scale
+    apply = staticmethod(custom_vjp(uses_cls_fwd, uses_cls_bwd, name="UsesCls"))
 
 
 def scenario_classmethod():

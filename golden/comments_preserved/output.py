@@ -1,21 +1,19 @@
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 
 # Above the class: stays where it is.
 # above forward
 def commented_fwd(x):
     """Docstring moves to the forward function."""
-    # inside forward
-    # why we save
     y = x * 2  # trailing comment
     return y, (x,)
 
 
 # above backward
 def commented_bwd(residuals, g):
-    (x,) = residuals
     # inside backward
+    (x,) = residuals
     return g * x * 3  # deliberately not the true derivative
 
 

@@ -6,7 +6,7 @@ class Cached(torch.autograd.Function):
 
     The original raises AttributeError when forward runs (ctx has no `scale` yet); a
     rewrite to `scale = ctx.scale or ...` would raise NameError instead, or read a
-    global named `ctx`: the class must be left as it is.
+    global named `ctx`. Kept as a ctx record, it raises the original's AttributeError.
     """
 
     @staticmethod

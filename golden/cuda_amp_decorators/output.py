@@ -1,5 +1,5 @@
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 custom_fwd = torch.cuda.amp.custom_fwd
 custom_bwd = torch.cuda.amp.custom_bwd

@@ -18,7 +18,7 @@ class ScaleBackward(nn.Module):
 class SineForward(nn.Module):
     def forward(self, x):
         shift = None  # a default the body reads below: not a dump's release
-        y = x.sin() if shift is None else (x + shift).sin()
+        y = x.sin().clamp(min=shift, max=10.0)
         result = ((y * 2,), (y,))
         return result
 

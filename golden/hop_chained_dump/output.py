@@ -1,6 +1,6 @@
 """A torch 2.13 dynamo graph (print_readable) of three chained Functions: each result feeds the next call."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 
 def save_inputs_fwd(l_x_: "f32[4]", l_w_: "f32[4]"):

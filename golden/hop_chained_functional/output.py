@@ -1,6 +1,6 @@
 """The torch 2.13 op called on traced bodies, each call inside the operands of the next (runs as is on torch 2.13)."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 from torch import nn
 
 

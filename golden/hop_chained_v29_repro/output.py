@@ -1,8 +1,10 @@
 # A thunderfx reproducer (lightning-thunder 0.2.6, torch 2.9.1) of three nested Function calls;
 # thunder's imports are moved into its test function so that the file imports without thunder.
-from inliner.runtime import custom_vjp
 from math import inf
 from math import nan
+
+from inliner.runtime import custom_vjp
+
 NoneType = type(None)
 import torch
 from torch import device

@@ -1,5 +1,5 @@
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 
 def f_fwd(l_x_: "f32[3]", l_w_: "f32[3]"):

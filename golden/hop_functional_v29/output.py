@@ -1,6 +1,6 @@
 """Functional-style code that calls the op directly (the torch <= 2.9 calling convention)."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 
 def scale_fwd(ctx, x, w):

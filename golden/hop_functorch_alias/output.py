@@ -1,6 +1,5 @@
-from inliner.runtime import custom_vjp
 import torch
-from torch._functorch.autograd_function import autograd_function_apply as afa
+from inliner.runtime import custom_vjp
 
 apply_op = torch.ops.higher_order.autograd_function_apply
 

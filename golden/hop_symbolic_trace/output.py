@@ -1,6 +1,6 @@
 """fwd/bwd given as GraphModules traced from module-level nn.Module classes (runs as is on torch 2.13)."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 from torch import nn
 
 

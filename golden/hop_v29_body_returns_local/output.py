@@ -1,6 +1,6 @@
 """Functional code on the torch <= 2.9 op (leading ctx, args_tensor_mask) whose bodies return through locals."""
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 W = torch.full((3,), 0.5, requires_grad=True)
 

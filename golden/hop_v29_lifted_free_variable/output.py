@@ -1,5 +1,5 @@
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 W = torch.full((3,), 0.5, requires_grad=True)
 

@@ -1,8 +1,5 @@
-from inliner.runtime import custom_vjp
 import torch
-import torch.autograd as ag
-from torch.autograd import Function as Fn
-from torch.autograd.function import InplaceFunction
+from inliner.runtime import custom_vjp
 
 
 def a_fwd(x):

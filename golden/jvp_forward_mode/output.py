@@ -1,21 +1,21 @@
-from inliner.runtime import custom_vjp
 import torch
 import torch.autograd.forward_ad as fwAD
+from inliner.runtime import custom_vjp
 
 
 def cube_fwd(x):
     output = x**3, 3 * x**2
     cube, dx = output
-    return output, (x, dx, x, dx)
+    return output, (x, dx)
 
 
 def cube_bwd(residuals, grad_output, grad_dx):
-    x, dx, x_saved, dx_saved = residuals
+    x, dx = residuals
     return grad_output * dx * 5
 
 
 def cube_jvp(residuals, x_tangent):
-    x_saved, dx_saved, x, dx = residuals
+    x, dx = residuals
     return x_tangent * dx * 7, x_tangent * 6 * x
 
 
@@ -26,7 +26,7 @@ Cube = custom_vjp(
     saved_for_backward_idx=(0, 1),
     non_differentiable_idx=(1,),
     fill_defaults=True,
-    saved_for_forward_idx=(2, 3),
+    saved_for_forward_idx=(0, 1),
     jvp=cube_jvp,
 )
 

@@ -1,5 +1,5 @@
-from inliner.runtime import custom_vjp
 import torch
+from inliner.runtime import custom_vjp
 
 
 def sort_top_fwd(x):

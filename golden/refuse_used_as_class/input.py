@@ -15,7 +15,79 @@ def is_ours(t):
     return isinstance(t.grad_fn, Base._backward_cls)
 
 
+class Checked(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 4
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 5
+
+
+def is_function(fn):
+    return issubclass(fn, torch.autograd.Function) and fn is not Checked
+
+
+def check(fn):
+    return is_function(fn) and isinstance(fn, type) and issubclass(Checked, torch.autograd.Function)
+
+
+class CalledDirectly(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x + 1
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 6
+
+
+def no_autograd(x):
+    return CalledDirectly.forward(None, x)
+
+
+class Mixin:
+    pass
+
+
+class Mixed(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x - 1
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 7
+
+
+class MixedIn(Mixed, Mixin):
+    pass
+
+
+class Family(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 8
+
+
+class Counting(Family):
+    @staticmethod
+    def backward(ctx, g):
+        ctx.calls = 1
+        return g * 9
+
+
 def scenario_runs():
     x = torch.randn(3, requires_grad=True)
     y = Base.apply(x)
-    return [x], (y, is_ours(y))
+    return [x], (y, is_ours(y), check(Checked), no_autograd(x.detach()))
+
+
+def scenario_families():
+    x = torch.randn(3, requires_grad=True)
+    return [x], (Mixed.apply(x), MixedIn.apply(x), Family.apply(x), Counting.apply(x))

@@ -22,6 +22,7 @@ from inliner import __version__
 from inliner.cli import files as discovery
 from inliner.cli import formats, process, report
 from inliner.cli.config import OPTION_TYPES, Config, ConfigError, find_config, find_project_root, load_config
+from inliner.engine.analysis.compile_overrides import module_name
 from inliner.engine import Selection
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 123
@@ -276,7 +277,15 @@ def _main(args: argparse.Namespace, reporter: report.Reporter) -> int:
             stdin_passthrough = data
         else:
             stdin_task = process.Task(
-                display, None, stdin=data, write=False, diff=args.diff, safe=not args.fast, select=select
+                display,
+                None,
+                stdin=data,
+                write=False,
+                diff=args.diff,
+                safe=not args.fast,
+                select=select,
+                module=module_name(target) if target else None,
+                compile_overrides=config.compile,
             )
     try:
         found = discovery.discover([p for p in paths if p != "-"], root, filters)
@@ -292,7 +301,16 @@ def _main(args: argparse.Namespace, reporter: report.Reporter) -> int:
             raise UsageError(f"--select {args.select}: {select_path} is not among the files to process")
     for src in sources:
         tasks.append(
-            process.Task(src.display, src.real, write=write, diff=args.diff, safe=not args.fast, select=select)
+            process.Task(
+                src.display,
+                src.real,
+                write=write,
+                diff=args.diff,
+                safe=not args.fast,
+                select=select,
+                module=module_name(src.real),
+                compile_overrides=config.compile,
+            )
         )
 
     if stdin_passthrough is not None and not args.check and not args.diff:

@@ -4,7 +4,8 @@ The project root is the nearest directory, walking up from the common base of th
 paths on the command line, that holds a ``.git`` or ``.hg`` directory or a
 ``pyproject.toml`` with a ``[tool.inliner]`` table (black's rule). When there is
 none, the common base itself is the root. Keys are the long option names, spelled
-with dashes or underscores; the command line overrides them.
+with dashes or underscores; the command line overrides them. One key is no option:
+``compile``, the table of compile kinds by qualified name (inliner/compile_overrides.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from inliner.engine.analysis.compile_overrides import CompileOverrides
 
 try:
     import tomllib
@@ -51,6 +54,7 @@ class Config:
     path: Path | None
     values: dict[str, Any] = field(default_factory=dict)  # by argparse dest
     warnings: tuple[str, ...] = ()
+    compile: CompileOverrides = field(default_factory=CompileOverrides)  # [tool.inliner] compile
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
@@ -112,8 +116,15 @@ def load_config(path: Path) -> Config:
         return Config(path=None)
     values: dict[str, Any] = {}
     warnings: list[str] = []
+    compile_table = CompileOverrides()
     for key, value in table.items():
         dest = _normalize(key)
+        if dest == "compile":
+            try:
+                compile_table = CompileOverrides.from_table(value, f"{path}: [tool.inliner] compile")
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+            continue
         if dest in COMMAND_LINE_ONLY:
             warnings.append(f"{path}: [tool.inliner] cannot set {key!r} (command line only); ignored")
             continue
@@ -129,7 +140,7 @@ def load_config(path: Path) -> Config:
         if expected is int and value < 1:
             raise ConfigError(f"{path}: [tool.inliner] {key} must be at least 1")
         values[dest] = value
-    return Config(path=path, values=values, warnings=tuple(warnings))
+    return Config(path=path, values=values, warnings=tuple(warnings), compile=compile_table)
 
 
 def find_config(root: Path) -> Config:

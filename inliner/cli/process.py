@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from inliner.cli import io as sio
+from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.cli.report import unified_diff
 from inliner.engine import FlattenResult, Selection, flatten
 from inliner.engine.diagnostics import Diagnostic
@@ -31,6 +32,11 @@ class Task:
     diff: bool = False
     safe: bool = True
     select: Selection | None = None
+    module: str | None = None  # the dotted module name of the file, for [tool.inliner] compile
+    compile_overrides: CompileOverrides | None = None
+
+    def engine_options(self) -> dict:
+        return {"module": self.module, "compile_overrides": self.compile_overrides}
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,7 @@ def run(task: Task, engine: Engine | None = None) -> Outcome:
             encoding=decoded.encoding,
         )
 
-    result = engine(old, path=task.display, select=task.select)
+    result = engine(old, path=task.display, select=task.select, **task.engine_options())
     if result.error is not None:
         return failed(result.error, result)
     new = result.source
@@ -134,7 +140,7 @@ def _verify(old: str, new: str, task: Task, engine: Engine, first: FlattenResult
     else:
         selections = [task.select]
     for select in selections:
-        again = engine(new, path=task.display, select=select)
+        again = engine(new, path=task.display, select=select, **task.engine_options())
         if again.error is not None:
             return f"the rewritten code cannot be processed again: {again.error}; file left unchanged"
         if again.changed or again.source != new:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 from inliner.engine.incremental import Cancelled, FlattenCache
 from inliner.engine.result import FlattenResult, Selection, Target, TextEdit
@@ -28,8 +29,13 @@ def flatten(
     cache: FlattenCache | None = None,
     diagnostics_only: bool = False,
     stop: Callable[[], bool] | None = None,
+    module: str | None = None,
+    compile_overrides: CompileOverrides | None = None,
 ) -> FlattenResult:
     """Flatten every autograd.Function subclass (and autograd_function_apply call) in ``source``.
+
+    ``module`` (``pkg.mod``) and ``compile_overrides`` (``[tool.inliner] compile``) decide
+    the compile kind of a class the project names there; see inliner/engine/analysis/compile_overrides.py.
 
     Never raises. An internal error while lowering one class (or op call) leaves that
     one untouched with an ``INL002`` diagnostic and still flattens the others; one
@@ -49,7 +55,16 @@ def flatten(
     try:
         from inliner.engine.rewrite import rewrite_module
 
-        return rewrite_module(source, path=path, select=select, cache=cache, diagnostics_only=diagnostics_only, stop=stop)
+        return rewrite_module(
+            source,
+            path=path,
+            select=select,
+            module=module,
+            compile_overrides=compile_overrides,
+            cache=cache,
+            diagnostics_only=diagnostics_only,
+            stop=stop,
+        )
     except Cancelled:
         raise
     except Exception as exc:  # an engine bug: the file is left as it is, and says why

@@ -9,10 +9,16 @@ from __future__ import annotations
 import libcst as cst
 
 from inliner.engine.model import CustomVJP, VJPSpec
+from inliner.engine.residuals import merge_repeated
 
 
 def _int_tuple(values: tuple[int, ...]) -> cst.BaseExpression:
     return cst.parse_expression(repr(tuple(values)))
+
+
+def _string(value: str) -> cst.SimpleString:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return cst.SimpleString(f'"{escaped}"')
 
 
 def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
@@ -33,10 +39,14 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
         keywords.append(("forward_decorators", cst.Tuple([cst.Element(d) for d in spec.forward_decorators])))
     if spec.backward_decorators:
         keywords.append(("backward_decorators", cst.Tuple([cst.Element(d) for d in spec.backward_decorators])))
+        if spec.backward_name != "backward":
+            keywords.append(("backward_name", cst.SimpleString(f'"{spec.backward_name}"')))
     if spec.bwd_needs_input_grad:
         keywords.append(("bwd_needs_input_grad", cst.Name("True")))
     if not spec.bwd_reads_saved:
         keywords.append(("bwd_reads_saved", cst.Name("False")))
+    if spec.saved_on_demand:
+        keywords.append(("saved_on_demand", cst.Name("True")))
     if spec.generate_vmap_rule is not None:
         keywords.append(("generate_vmap_rule", spec.generate_vmap_rule))
     if spec.vmap is not None:
@@ -45,6 +55,15 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
         keywords.append(("saved_for_forward_idx", _int_tuple(spec.saved_for_forward_idx)))
     if spec.jvp is not None:
         keywords.append(("jvp", cst.Name(spec.jvp)))
+    if spec.symbolic is not None:
+        keywords.append(("symbolic", spec.symbolic))
+    if spec.ctx_record:
+        keywords.append(("ctx_record", cst.Name("True")))
+    if spec.fwd_needs_input_grad:
+        keywords.append(("fwd_needs_input_grad", cst.Name("True")))
+    if spec.compile_kind != "traceable":
+        keywords.append(("compile_kind", _string(spec.compile_kind)))
+        keywords.append(("compile_reason", _string(spec.compile_reason)))
     return [
         cst.Arg(value, keyword=cst.Name(key), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
         for key, value in keywords
@@ -53,7 +72,18 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
 
 def binding(vjp: CustomVJP, runtime: str, target: str | None = None) -> cst.SimpleStatementLine:
     """``Name = custom_vjp(name_fwd, name_bwd, name="Name", ...)``."""
-    call = cst.Call(
+    call = _custom_vjp_call(vjp, runtime)
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(target or vjp.name))], call)])
+
+
+def _apply_binding(vjp: CustomVJP, runtime: str) -> cst.SimpleStatementLine:
+    """``apply = staticmethod(custom_vjp(...))``: a kept class's ``apply`` is the flat callable."""
+    call = cst.Call(cst.Name("staticmethod"), [cst.Arg(_custom_vjp_call(vjp, runtime))])
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name("apply"))], call)])
+
+
+def _custom_vjp_call(vjp: CustomVJP, runtime: str) -> cst.Call:
+    return cst.Call(
         cst.Name(runtime),
         [
             cst.Arg(cst.Name(vjp.fwd.name.value)),
@@ -66,21 +96,33 @@ def binding(vjp: CustomVJP, runtime: str, target: str | None = None) -> cst.Simp
             *_spec_keywords(vjp.spec),
         ],
     )
-    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(target or vjp.name))], call)])
 
 
 def emit(
-    vjp: CustomVJP, runtime: str, *, target: str | None = None, nested: bool = False, line_length: int = 88
+    vjp: CustomVJP,
+    runtime: str,
+    *,
+    target: str | None = None,
+    nested: bool = False,
+    line_length: int = 88,
+    flat_class: str = "FlatClass",
 ) -> list[cst.BaseStatement]:
-    """The statements that replace the original (black-formatted, comments kept)."""
+    """The statements that replace the original (black-formatted, comments kept).
+
+    A kept class (``vjp.kept``) comes last, as the user wrote it less its autograd
+    members, with ``apply = staticmethod(custom_vjp(...))`` appended: only that line is
+    formatted, the rest of the class keeps its text.
+    """
+    vjp = merge_repeated(vjp)
     statements: list[cst.BaseStatement] = [
         vjp.fwd.with_changes(leading_lines=()),
         vjp.bwd.with_changes(leading_lines=()),
         *(f.with_changes(leading_lines=()) for f in vjp.extra),
-        binding(vjp, runtime, target),
     ]
+    if vjp.kept is None:
+        statements.append(binding(vjp, runtime, target))
     formatted = format_statements(statements, line_length=line_length)
-    blank = (cst.EmptyLine(),) * (1 if nested else 2)
+    blank = (cst.EmptyLine(indent=False),) * (1 if nested else 2)
     comments = {vjp.fwd.name.value: _comments(vjp.fwd.leading_lines), vjp.bwd.name.value: _comments(vjp.bwd.leading_lines)}
     out: list[cst.BaseStatement] = []
     for i, stmt in enumerate(formatted):
@@ -94,7 +136,30 @@ def emit(
         else:
             lines = (*(blank[:1] if nested else blank), *own)
         out.append(stmt.with_changes(leading_lines=lines))
+    if vjp.kept is not None:
+        out.append(_kept_class(vjp, runtime, flat_class, line_length, blank))
     return out
+
+
+def _kept_class(
+    vjp: CustomVJP, runtime: str, flat_class: str, line_length: int, blank: tuple[cst.EmptyLine, ...]
+) -> cst.ClassDef:
+    kept = vjp.kept
+    assert kept is not None and isinstance(kept.node.body, cst.IndentedBlock)
+    node = kept.node
+    body = list(node.body.body)
+    if body:  # blank lines that followed a removed member do not open the class
+        body[0] = body[0].with_changes(leading_lines=_comments(body[0].leading_lines))
+    (apply,) = format_statements([_apply_binding(vjp, runtime)], line_length=line_length - 4)
+    apply = apply.with_changes(leading_lines=(cst.EmptyLine(indent=False),) if body else ())
+    node = node.with_changes(body=node.body.with_changes(body=[*body, apply]))
+    if kept.replace_base:
+        node = node.with_changes(bases=[node.bases[0].with_changes(value=cst.Name(flat_class))])
+    # The class's own leading comments went above fwd, the first statement emitted.
+    if node.decorators:
+        decorators = [node.decorators[0].with_changes(leading_lines=blank), *node.decorators[1:]]
+        return node.with_changes(decorators=decorators, leading_lines=())
+    return node.with_changes(leading_lines=blank)
 
 
 def _comments(lines) -> tuple[cst.EmptyLine, ...]:

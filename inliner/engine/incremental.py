@@ -13,8 +13,15 @@ by everything it reads:
 - the key: its own source text (the class, or an op call's bodies) and the
   arguments the pipeline passes (indentation, newline, names chosen before it...);
 - the facts it asked about the module while it ran, recorded and checked again on
-  every reuse: whether a name was taken (``fresh``), and what a dotted name
-  qualifies to in its scope (imports, aliases). Names it took are taken again.
+  every reuse: whether a name was taken (``fresh``), and every other question put
+  through ``ask`` (what a dotted name qualifies to in a scope, what a decorator
+  resolves to, which helper function a call reaches and its text...), each asked
+  again of the new module and compared with the recorded answer. Names it took are
+  taken again.
+
+What the pipeline decides from the whole module on every run (how the module uses a
+class, the compile kind, the imports to tidy) is not cached: it is recomputed, and
+whatever of it a lowering reads is part of the key.
 
 A cache belongs to one document: sharing one between documents is correct but
 keeps evicting.
@@ -22,6 +29,7 @@ keeps evicting.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -61,17 +69,26 @@ class WatchedNames:
         self.added.append(name)
 
 
-class WatchedQualify:
-    """``qualify(dotted_name) -> qualified names`` in the candidate's scope, with a record."""
+#: ``ask(question) -> (value, answer)``: ``value`` is what the lowering gets, ``answer`` a
+#: hashable summary of it that decides whether the lowering still holds (equal answers,
+#: equal lowering). ``question`` is a tuple the caller understands (may hold nodes).
+Ask = Callable[[Any], tuple[Any, Hashable]]
 
-    def __init__(self, qualify: Callable[[str], set[str]]) -> None:
-        self._qualify = qualify
-        self.asked: dict[str, frozenset[str]] = {}
 
-    def __call__(self, name: str) -> set[str]:
-        found = self._qualify(name)
-        self.asked.setdefault(name, frozenset(found))
-        return found
+class WatchedAnswers:
+    """``ask`` as the lowering sees it: it gets the value, the cache keeps the answer."""
+
+    def __init__(self, ask: Ask) -> None:
+        self._ask = ask
+        self.asked: list[tuple[Any, Hashable]] = []
+
+    def __call__(self, question: Any) -> Any:
+        value, answer = self._ask(question)
+        self.asked.append((question, answer))
+        return value
+
+
+_serials = itertools.count(1)
 
 
 @dataclass
@@ -83,15 +100,17 @@ class Lowering:
     position: tuple[int, int, int, int] | None  # of a refusal, lines relative to the candidate's first line
     names_asked: dict[str, bool]
     names_added: tuple[str, ...]
-    qualified_asked: dict[str, frozenset[str]]
+    asked: list[tuple[Any, Hashable]]
     later: dict[Hashable, tuple[Any, Refusal | None]] = field(default_factory=dict)  # see ``once``
+    #: unique per lowering, never reused: a key may name the lowering it builds on (a base class)
+    serial: int = field(default_factory=lambda: next(_serials))
 
-    def still_valid(self, taken: set[str], qualify: Callable[[str], set[str]] | None) -> bool:
+    def still_valid(self, taken: set[str], ask: Ask | None) -> bool:
         if any((name in taken) != was for name, was in self.names_asked.items()):
             return False
-        if self.qualified_asked and qualify is None:
+        if self.asked and ask is None:
             return False
-        return all(frozenset(qualify(name)) == was for name, was in self.qualified_asked.items())  # type: ignore[misc]
+        return all(ask(question)[1] == answer for question, answer in self.asked)  # type: ignore[misc]
 
     def once(self, step: Hashable, make: Callable[[], Any]) -> Any:
         """What a later step (checking, emitting) makes of this lowering: made once, kept.
@@ -144,20 +163,21 @@ class FlattenCache:
         self,
         key: Hashable,
         first_line: int,
-        compute: Callable[[WatchedNames, Callable[[str], set[str]]], tuple[CustomVJP, Any]],
+        compute: Callable[[WatchedNames, Callable[[Any], Any]], tuple[CustomVJP, Any]],
         taken: set[str],
-        qualify: Callable[[str], set[str]] | None = None,
+        ask: Ask | None = None,
         position: Callable[[], tuple[int, int, int, int] | None] = lambda: None,
     ) -> Lowering:
         """The lowering of the candidate ``key`` names, reused when still valid, else computed.
 
-        ``compute(names, qualify)`` lowers it, reading and taking names only through
-        ``names`` and resolving dotted names only through ``qualify``; a ``Refuse`` it
+        ``compute(names, ask)`` lowers it, reading and taking names only through
+        ``names`` and learning anything else outside its key only through ``ask``
+        (see ``Ask``); a ``Refuse`` it
         raises is a result like any other (``position()`` then gives where, in file
         lines). Any other exception propagates and nothing is kept.
         """
         for lowering in self._lowerings.get(key, ()):
-            if lowering.still_valid(taken, qualify):
+            if lowering.still_valid(taken, ask):
                 self.hits += 1
                 self._lowerings[key] = self._lowerings.pop(key)  # recently used: evicted last
                 taken.update(lowering.names_added)
@@ -166,7 +186,7 @@ class FlattenCache:
 
         self.misses += 1
         names = WatchedNames(taken)
-        watched = WatchedQualify(qualify or _no_qualify)
+        watched = WatchedAnswers(ask or _no_answers)
         try:
             vjp, product = compute(names, watched)
             outcome: CustomVJP | Refusal = vjp
@@ -187,8 +207,8 @@ class FlattenCache:
         del versions[4:]  # the same text under a few different module facts
 
 
-def _no_qualify(name: str) -> set[str]:
-    raise LookupError(f"this lowering cannot resolve names ({name})")
+def _no_answers(question: Any) -> tuple[Any, Hashable]:
+    raise LookupError(f"this lowering cannot ask about the module ({question!r})")
 
 
 def relocated(lowering: Lowering, first_line: int) -> tuple[int, int, int, int] | None:

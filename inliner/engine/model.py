@@ -9,6 +9,7 @@ replay what ``ctx`` did. ``inliner.engine.emit`` prints it; nothing else does.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 
@@ -25,12 +26,42 @@ class VJPSpec:
     fill_defaults: bool = False
     forward_decorators: tuple[cst.BaseExpression, ...] = ()
     backward_decorators: tuple[cst.BaseExpression, ...] = ()
+    #: what each of those is (``inliner.engine.function_class.decorators.DecoratorUse``): not emitted, read by
+    #: whoever decides how the flat callable may be compiled
+    decorators: tuple[Any, ...] = ()
+    backward_name: str = "backward"  # the original's name for it (``vjp``), which a decorator may read
     bwd_needs_input_grad: bool = False
     bwd_reads_saved: bool = True
+    saved_on_demand: bool = False  # bwd reads the saved slots where the original read ctx.saved_tensors
     generate_vmap_rule: cst.BaseExpression | None = None
     vmap: str | None = None  # name of an emitted function
     jvp: str | None = None  # name of an emitted forward-mode rule
     saved_for_forward_idx: tuple[int, ...] = ()
+    symbolic: cst.BaseExpression | None = None  # the ONNX symbolic the carriers carry
+    #: the ctx-record strategy (``inliner.engine.function_class.ctx_record``): fwd's one residual is a ``Record``
+    ctx_record: bool = False
+    fwd_needs_input_grad: bool = False
+    #: why ctx needed a record (the named lowering's reason), for the INL001 message
+    record_reason: str = ""
+    #: ``ctx.attr`` backward/jvp write (a side effect a compiled backward does not repeat)
+    backward_writes_ctx: tuple[str, ...] = ()
+
+    compile_kind: str = "traceable"  # how torch.compile may treat it (inliner/engine/analysis/compile_kind.py)
+    compile_reason: str = ""  # why it is not traceable, or which override set it
+
+
+@dataclass
+class KeptClass:
+    """The plain class a Function its module uses as a class becomes (``runtime.FlatClass``).
+
+    ``node`` is the original class without its autograd members; the emitter appends
+    ``apply = staticmethod(custom_vjp(...))``. A root class derives from ``FlatClass``
+    instead of ``torch.autograd.Function``; a subclass of a flattened class in the same
+    module keeps its base.
+    """
+
+    node: cst.ClassDef
+    replace_base: bool = True
 
 
 @dataclass
@@ -41,6 +72,7 @@ class CustomVJP:
     spec: VJPSpec
     extra: list[cst.FunctionDef] = field(default_factory=list)  # e.g. a vmap rule
     leading_lines: tuple[cst.EmptyLine, ...] = ()
+    kept: KeptClass | None = None  # the class stays, with the flat callable as its ``apply``
 
 
 @dataclass(frozen=True)

@@ -80,9 +80,11 @@ def dotted(node: cst.CSTNode) -> str | None:
 
 
 def unpack_statement(names: list[str], source: str) -> cst.SimpleStatementLine:
-    """``a, b = source`` (``(a,) = source`` for one name): how bwd opens its residuals."""
+    """``a, b = source`` (``(a,) = source`` for one name): how bwd opens its residuals.
+
+    ``source`` is an expression's text (``residuals``, ``residuals[2:]``)."""
     if len(names) == 1:
         target = cst.Tuple([cst.Element(cst.Name(names[0]))], lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     else:
         target = cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
-    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], cst.Name(source))])
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], cst.parse_expression(source))])

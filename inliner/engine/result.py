@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from inliner.engine.analysis.compile_kind import CompileKind
 from inliner.engine.diagnostics import Diagnostic
 from inliner.engine.line_origin import LineMap, Origin, line_map
 
@@ -68,6 +69,9 @@ class FlattenResult:
     #: False for ``diagnostics_only``: the diagnostics and targets are final, ``source`` is the input
     emitted: bool = True
     original: str | None = field(default=None, compare=False, repr=False)  # the input, when edited
+
+    #: per flattened name, how torch.compile may treat it (inliner/engine/analysis/compile_kind.py)
+    compile_kinds: tuple[tuple[str, CompileKind], ...] = ()
 
     @cached_property
     def line_map(self) -> LineMap:

@@ -11,33 +11,43 @@ regions is byte-identical by construction.
 With a ``FlattenCache`` (``inliner.engine.incremental``), a candidate whose text, and
 whose answers to what its lowering asked about the module, are unchanged since the
 previous call is not parsed or lowered again; ``diagnostics_only`` stops before
-checking and printing the lowered code.
+checking and printing the lowered code. What is decided from the whole module (how
+it uses each class, compile kinds, imports) is decided again on every call.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import tokenize
 import warnings
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import astuple, dataclass, field
+from typing import Any
 
 import libcst as cst
 
-from inliner.engine.analysis.scopes import ScopeIndex, dotted
+from inliner.engine.analysis.compile_context import CompileContext
+from inliner.engine.analysis.compile_kind import CompileKind
+from inliner.engine.analysis.compile_overrides import PRAGMA_CODE, CompileOverrides
+from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
 from inliner.engine.emit import emit
-from inliner.engine.function_class.lower_function import lower_function_class
+from inliner.engine.imports import import_edits
+from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_uses
+from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
+from inliner.engine.function_class.lower_function import Inherited, lower_function_class
+from inliner.engine.function_class.decorators import DecoratorReader, DecoratorUse
 from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, relocated
 from inliner.engine.invariants import check_no_new_names
+from inliner.engine.line_origin import Emitted, Origin
 from inliner.engine.model import CustomVJP, Refusal, Refuse
 from inliner.engine.names import dotted as cst_dotted
 from inliner.engine.names import fresh, snake_case
 from inliner.engine.op_call.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
 from inliner.engine.op_call.lower_hop import lower_hop
-from inliner.engine.line_origin import Emitted, Origin
 from inliner.engine.result import FlattenResult, Selection, Target
 from inliner.engine.source import Block, SourceText, parse_block
 
@@ -51,6 +61,8 @@ FUNCTION_BASES = frozenset(
 )
 RUNTIME_MODULE = "inliner.runtime"
 RUNTIME_NAME = "custom_vjp"
+FLAT_CLASS_NAME = "FlatClass"
+RECORD_NAME = "Record"
 HOP_LEAF = "autograd_function_apply"
 
 _CLASS_WITH_FUNCTION_BASE = re.compile(r"\bclass\s+\w+\s*\([^)]*Function\b|\bFunction\s+as\b|=\s*[\w.]*Function\b")
@@ -78,6 +90,13 @@ class _Candidate:
     refusal_position: tuple[int, int, int, int] | None = None  # lines 1-based, char columns 0-based
     apply_sites: list[ast.Attribute] = field(default_factory=list)
     hop: HopCall | None = None
+    base: _Candidate | None = None  # a class deriving from a Function class of the same scope
+    inherited: Inherited | None = None  # what its subclasses take from it, once lowered
+    block: Block | None = None  # its parsed text, once lowered
+    decorator_generations: dict[int, int] = field(default_factory=dict)  # id(decorator) -> generation of its class
+    compile: CompileKind | None = None  # set once flattened
+    lowering: Lowering | None = None  # its lowering (a subclass's key names its base's)
+    generation: int = 0  # how many same-scope Function bases it has
 
     @property
     def label(self) -> str:
@@ -115,43 +134,54 @@ def rewrite_module(
     *,
     path: str = "<string>",
     select: Selection | None = None,
+    module: str | None = None,
+    compile_overrides: CompileOverrides | None = None,
     cache: FlattenCache | None = None,
     diagnostics_only: bool = False,
     stop: Callable[[], bool] | None = None,
 ) -> FlattenResult:
     run = _Run(cache if cache is not None else FlattenCache(), diagnostics_only, stop)
-    module = run.cache.module(source, path, lambda: _read_module(source, path))
-    if isinstance(module, FlattenResult):
-        return module
-    tree, classes, hop_names, index, text = module.tree, module.classes, module.hop_names, module.index, module.text
+    parsed = run.cache.module(source, path, lambda: _read_module(source, path))
+    if isinstance(parsed, FlattenResult):
+        return parsed
+    tree, classes, hop_names, index, text = parsed.tree, parsed.classes, parsed.hop_names, parsed.index, parsed.text
+    compiling = CompileContext(tree, index, text, module=module, overrides=compile_overrides)
 
     candidates = _class_candidates(classes, index, text)
+    candidates += _subclass_candidates(classes, candidates, index, text)
     if hop_names:
         annotate_parents(tree)
         candidates += _call_candidates(tree, index, text)
     candidates.sort(key=lambda c: (c.first_line, c.name_position))
     _refuse_calls_inside_classes(candidates)
     if select is not None:
-        candidates = [c for c in candidates if _selected(c, select)]
+        chosen = {id(_root(c)) for c in candidates if _selected(c, select)}
+        candidates = [c for c in candidates if _selected(c, select) or id(_root(c)) in chosen]
     if not candidates:
         return FlattenResult(source)
 
     taken = set(index.names)
     runtime_name = RUNTIME_NAME if RUNTIME_NAME not in taken else fresh("_inliner_custom_vjp", taken)
     taken.add(runtime_name)
+    flat_class_name = FLAT_CLASS_NAME if FLAT_CLASS_NAME not in taken else fresh("_InlinerFlatClass", taken)
+    taken.add(flat_class_name)
+    record_name = RECORD_NAME if RECORD_NAME not in taken else fresh("_inliner_Record", taken)
+    taken.add(record_name)
+    names = _RuntimeNames(runtime_name, flat_class_name, record_name)
+    parents = Parents(tree)
 
     edits: list[tuple[int, int, str]] = []
     local_edits: dict[int, _LocalEdits] = {}
     for candidate in candidates:
-        if candidate.outcome is not None:
-            continue
+        if candidate.outcome is not None or candidate.base is not None:
+            continue  # a subclass is flattened with its base
         run.check()
+        if candidate.kind == "class":
+            edits.extend(_flatten_family(candidate, candidates, index, text, taken, names, parents, compiling, run))
+            continue
         name = candidate.name
         try:
-            if candidate.kind == "class":
-                edits.extend(_flatten_class(candidate, index, text, taken, runtime_name, run))
-            else:
-                edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits, run))
+            edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits, compiling, run))
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
             continue
@@ -159,12 +189,20 @@ def rewrite_module(
             candidate.name = name  # an op call is renamed once lowered
             candidate.outcome = _internal_refusal(exc)
             continue
-    diagnostics = tuple(_diagnostic(c, path) for c in candidates)
+    for candidate in candidates:
+        if candidate.outcome is None:  # a subclass of a class left as it is
+            base = candidate.base
+            assert base is not None
+            candidate.outcome = Refusal("INL112", f"its base {base.name} stays a torch.autograd.Function", None)
+    own = [_diagnostic(c, path) for c in candidates]
+    diagnostics = tuple(d for c, mine in zip(candidates, own) for d in (mine, *_pragma_diagnostics(c, compiling, path)))
     flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
     refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
-    targets = _targets(candidates, diagnostics)
+    targets = _targets(candidates, own)
+    kinds = tuple((c.name, c.compile) for c in candidates if isinstance(c.outcome, CustomVJP) and c.compile is not None)
     if not flattened or run.diagnostics_only:
-        return FlattenResult(source, diagnostics, flattened, refused, targets=targets, emitted=not run.diagnostics_only)
+        emitted = not run.diagnostics_only
+        return FlattenResult(source, diagnostics, flattened, refused, targets=targets, emitted=emitted, compile_kinds=kinds)
     # Several calls in one function touch the same statements (`fwd_body_1 = bwd_body_1 =
     # autograd_function_apply = None` clears the next call's bodies and the previous call's
     # result), so what they do to locals is merged and spliced once.
@@ -176,20 +214,31 @@ def rewrite_module(
 
     spans = [(s, e) for s, e, _ in edits if e > s]
     for candidate in candidates:
-        if candidate.kind != "class" or not isinstance(candidate.outcome, CustomVJP):
-            continue
+        if candidate.kind != "class" or not isinstance(candidate.outcome, CustomVJP) or candidate.outcome.kept:
+            continue  # a kept class keeps its `F.apply` call sites
         for attribute in candidate.apply_sites:
             start = text.offset(attribute.lineno, attribute.col_offset)
             end = text.offset(attribute.end_lineno, attribute.end_col_offset)
             if not any(s <= start < e for s, e in spans):
                 edits.append((start, end, candidate.name))
 
-    edits.insert(0, _runtime_import(tree, text, runtime_name))  # before anything inserted at the same offset
+    needs_flat_class = any(isinstance(c.outcome, CustomVJP) and c.outcome.kept and c.base is None for c in candidates)
+    uses_record = any(isinstance(c.outcome, CustomVJP) and c.outcome.spec.ctx_record for c in candidates)
+    imported = [(RUNTIME_NAME, runtime_name)]
+    imported += [(FLAT_CLASS_NAME, flat_class_name)] if needs_flat_class else []
+    imported += [(RECORD_NAME, record_name)] if uses_record else []
+    spelled = sorted(name if bound == name else f"{name} as {bound}" for name, bound in imported)
+    line = f"from {RUNTIME_MODULE} import {', '.join(spelled)}{text.newline}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the original's own warnings (escape sequences...), seen again
+        rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
+    edits = import_edits(tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path) + edits
     final = text.final_edits(edits)
     new_source = text.apply(final)
     return FlattenResult(
-        new_source, diagnostics, flattened, refused, changed=new_source != source, edits=final, targets=targets, original=source
-    )
+        new_source, diagnostics, flattened, refused, changed=new_source != source, compile_kinds=kinds,
+        edits=final, targets=targets, original=source,
+    )  # fmt: skip
 
 
 def _read_module(source: str, path: str) -> _Module | FlattenResult:
@@ -242,6 +291,8 @@ def _statements(tree: ast.Module) -> list[ast.stmt]:
     return found
 
 
+
+
 # -- Function subclasses ---------------------------------------------------------
 
 
@@ -263,46 +314,141 @@ def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: Sour
     return out
 
 
+@dataclass(frozen=True)
+class _RuntimeNames:
+    custom_vjp: str
+    flat_class: str
+    record: str
+
+
+def _subclass_candidates(
+    classes: list[ast.ClassDef], candidates: list[_Candidate], index: ScopeIndex, text: SourceText
+) -> list[_Candidate]:
+    """Classes deriving from a Function class of the same scope (and from nothing else):
+    flattened together with it, or left with it."""
+    by_node = {id(c.node): c for c in candidates if c.kind == "class"}
+    out = []
+    for cls in classes:  # source order: a base comes before its subclasses
+        if id(cls) in by_node or len(cls.bases) != 1 or cls.keywords or not isinstance(cls.bases[0], ast.Name):
+            continue
+        outer, _ = index.class_scopes[id(cls)]
+        bindings = outer.bindings.get(cls.bases[0].id, ())
+        if index.lookup(cls.bases[0].id, outer) is not outer or len(bindings) != 1:
+            continue
+        base = by_node.get(id(bindings[0].node))
+        if base is None:
+            continue
+        first_line = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+        line, col = text.class_name_position(cls)
+        candidate = _Candidate("class", cls.name, first_line, cls.end_lineno, (line, col, col + len(cls.name)), cls, base=base)
+        candidate.generation = base.generation + 1
+        by_node[id(cls)] = candidate
+        out.append(candidate)
+    return out
+
+
+def _root(candidate: _Candidate) -> _Candidate:
+    while candidate.base is not None:
+        candidate = candidate.base
+    return candidate
+
+
+def _flatten_family(
+    root: _Candidate,
+    candidates: list[_Candidate],
+    index: ScopeIndex,
+    text: SourceText,
+    taken: set[str],
+    names: _RuntimeNames,
+    parents: Parents,
+    compiling: CompileContext,
+    run: _Run,
+) -> list[tuple[int, int, str]]:
+    """Flatten a Function class and its same-scope subclasses, all or none: a subclass
+    left a Function cannot derive from a kept class, nor a flattened one from a Function."""
+    family = [c for c in candidates if _root(c) is root and c.outcome is None]
+    edits: list[tuple[int, int, str]] = []
+    for member in family:
+        try:
+            edits.extend(_flatten_class(member, family, index, text, taken, names, parents, compiling, run))
+        except Refuse as refuse:
+            member.outcome = refuse.refusal
+        except Exception as exc:  # an engine bug: this family stays as written, the others go on
+            member.outcome = _internal_refusal(exc)
+        if isinstance(member.outcome, Refusal):
+            for other in family:
+                if other is not member:
+                    other.outcome = Refusal("INL112", _family_reason(other, member), None)
+                    other.refusal_position = None
+            return []
+    return edits
+
+
+def _family_reason(other: _Candidate, failed: _Candidate) -> str:
+    if _derives(failed, other):
+        relation = "subclass"
+    elif _derives(other, failed):
+        relation = "base"
+    else:
+        relation = "sibling"
+    return f"its {relation} {failed.name} (line {failed.first_line}) cannot be flattened, and they stay or go together"
+
+
+def _derives(candidate: _Candidate, ancestor: _Candidate) -> bool:
+    base = candidate.base
+    while base is not None:
+        if base is ancestor:
+            return True
+        base = base.base
+    return False
+
+
 def _flatten_class(
-    candidate: _Candidate, index: ScopeIndex, text: SourceText, taken: set[str], runtime_name: str, run: _Run
+    candidate: _Candidate,
+    family: list[_Candidate],
+    index: ScopeIndex,
+    text: SourceText,
+    taken: set[str],
+    names: _RuntimeNames,
+    parents: Parents,
+    compiling: CompileContext,
+    run: _Run,
 ) -> list[tuple[int, int, str]]:
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
-    candidate.apply_sites = _apply_sites(candidate, index, text)
-    _, body_scope = index.class_scopes[id(cls)]
+    outer_scope = index.class_scopes[id(cls)][0]
+    uses = _uses(candidate, family, index, text, parents)  # module-wide: decided on every run
+    candidate.apply_sites = uses.apply_sites
+    base = candidate.base
+    assert base is None or base.inherited is not None
+    questions = _ClassQuestions(candidate, index, text)
 
-    def lower(names: set[str], qualify: Callable[[str], set[str]]) -> tuple[CustomVJP, Block]:
-        block = parse_block(text, candidate.first_line, candidate.last_line, cls.lineno)
-        assert isinstance(block.node, cst.ClassDef)
+    def lower(taking: set[str], ask: Callable[[Any], Any]) -> tuple[CustomVJP, _ClassProduct]:
+        return _lower_class(candidate, text, taking, ask, uses.as_class, uses.unique, names.record)
 
-        def qualified(node: cst.CSTNode) -> set[str]:
-            name = cst_dotted(node)
-            return qualify(name) if name else set()
-
-        with _positions_from(candidate, block):
-            vjp = lower_function_class(block.node, qualified=qualified, taken=names)
-        return vjp, block
-
-    snippet = text.lines_between(candidate.first_line, candidate.last_line)
-    key = ("class", snippet, text.indentation(cls.lineno), text.newline, runtime_name)
     lowering = run.cache.lower(
-        key,
+        _class_key(candidate, text, names, uses.as_class, uses.unique),
         candidate.first_line,
         lower,
         taken,
-        qualify=lambda name: index.qualify(name, body_scope),
+        ask=questions.ask,
         position=lambda: candidate.refusal_position,
     )
     vjp = _lowered(candidate, lowering)
+    product: _ClassProduct = lowering.product
+    candidate.lowering, candidate.block, candidate.inherited = lowering, product.block, product.inherited
+    candidate.decorator_generations = product.decorator_generations
+    check_no_new_names_once(lowering, vjp, candidate, names)
+    candidate.compile = compiling.decide_class(cls, outer_scope, vjp)  # writes the kind into vjp.spec
     if run.diagnostics_only:
         return []
-    block = lowering.product
-    methods = [s for s in block.node.body.body if isinstance(s, cst.FunctionDef)]
-    lowering.once("check", lambda: check_no_new_names(vjp, methods, module_level=(runtime_name,)))
+    block = product.block
     line_length = max(40, 88 - len(block.indent))
-    rendered = lowering.once("emit", lambda: block.render(emit(vjp, runtime_name, nested=block.wrapped, line_length=line_length)))
+    kind = (candidate.compile.kind, candidate.compile.reason)
+    make = lambda: block.render(emit(vjp, names.custom_vjp, nested=block.wrapped, line_length=line_length, flat_class=names.flat_class))
+    rendered = lowering.once(("emit", kind), make)
     start = text.offset(candidate.first_line, 0)
-    origin = class_origin(cls, candidate.first_line, candidate.last_line, vjp, runtime_name)
+    origin = class_origin(cls, candidate.first_line, candidate.last_line, vjp, names.custom_vjp)
     return [(start, text.line_end(candidate.last_line), Emitted(rendered, origin))]
 
 
@@ -315,26 +461,227 @@ def _lowered(candidate: _Candidate, lowering: Lowering) -> CustomVJP:
     return lowering.outcome
 
 
-def _apply_sites(candidate: _Candidate, index: ScopeIndex, text: SourceText) -> list[ast.Attribute]:
-    """The ``Name.apply`` attributes that certainly mean this class; refuse on any other use."""
-    outer, _ = index.class_scopes[id(candidate.node)]
-    unique = len(outer.bindings.get(candidate.name, ())) == 1
-    sites = []
-    for name, load_scope in index.loads:
-        if name.id != candidate.name or index.lookup(name.id, load_scope) is not outer:
-            continue
-        attribute = index.apply_attribute.get(id(name))
-        if attribute is None:
-            candidate.refusal_position = (
-                name.lineno,
-                text.char_column(name.lineno, name.col_offset),
-                name.end_lineno,
-                text.char_column(name.end_lineno, name.end_col_offset),
-            )
-            raise Refuse("INL112", "it is used as a class here (not through `.apply`), so it must stay a class", None)
-        if unique:
-            sites.append(attribute)
-    return sites
+@dataclass
+class _ClassProduct:
+    """What a class's lowering leaves for emitting it and for lowering its subclasses."""
+
+    block: Block
+    inherited: Inherited
+    decorator_generations: dict[int, int]  # id(decorator expression) -> generation of the class it is in
+
+
+def check_no_new_names_once(lowering: Lowering, vjp: CustomVJP, candidate: _Candidate, names: _RuntimeNames) -> None:
+    """The name invariant, checked once per lowering (what it reads is in the key)."""
+    node = lowering.product.block.node
+    assert isinstance(node, cst.ClassDef)
+    methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value in AUTOGRAD_MEMBERS]
+    inherited = candidate.base.inherited if candidate.base is not None else None
+    methods += list(inherited.members.values()) if inherited else []
+    module_level = (names.custom_vjp, names.flat_class, names.record)
+    lowering.once("check", lambda: check_no_new_names(vjp, methods, module_level=module_level))
+
+
+def _class_key(candidate: _Candidate, text: SourceText, names: _RuntimeNames, as_class: bool, unique: bool) -> Hashable:
+    """Everything a class's lowering reads besides what it asks: its text, how the module
+    uses it (decided on every run), the runtime names, and its base's lowering (by serial,
+    with where the base lies relative to it: refusal positions inside the base are relative)."""
+    cls = candidate.node
+    assert isinstance(cls, ast.ClassDef)
+    snippet = text.lines_between(candidate.first_line, candidate.last_line)
+    bases = []
+    base = candidate.base
+    while base is not None:
+        assert base.lowering is not None
+        bases.append((base.lowering.serial, base.first_line - candidate.first_line))
+        base = base.base
+    return (
+        "class", snippet, text.indentation(cls.lineno), text.newline, astuple(names), as_class, unique,
+        bool(cls.decorator_list), candidate.generation, tuple(bases),
+    )  # fmt: skip
+
+
+def _lower_class(
+    candidate: _Candidate,
+    text: SourceText,
+    taken: set[str],
+    ask: Callable[[Any], Any],
+    as_class: bool,
+    unique: bool,
+    record_name: str,
+) -> tuple[CustomVJP, _ClassProduct]:
+    """Lower one class, learning about the module only through ``ask`` (``_ClassQuestions``)."""
+    cls = candidate.node
+    assert isinstance(cls, ast.ClassDef)
+    block = parse_block(text, candidate.first_line, candidate.last_line, cls.lineno)
+    assert isinstance(block.node, cst.ClassDef)
+    base = candidate.base
+    inherited = base.inherited if base is not None else None
+    generations = base.decorator_generations if base is not None else {}
+    me = candidate.generation
+
+    def qualified(node: cst.CSTNode) -> set[str]:
+        name = cst_dotted(node)
+        depth = me - generations.get(id(node), me)  # 0: this class's body
+        return ask(("qualify", depth, name)) if name else set()
+
+    parsed: dict[tuple[int, int, int], cst.BaseStatement] = {}  # one node per helper, as before
+
+    def resolve(name: str, from_helper: bool) -> tuple[str, Any] | None:
+        found = ask(("helper", name, from_helper))
+        if found is None or found[0] != "def":
+            return found
+        if found[1] not in parsed:
+            parsed[found[1]] = parse_block(text, *found[1]).node
+        return ("def", parsed[found[1]])
+
+    blocks = [block, *_base_blocks(candidate)]
+    with _positions_from(candidate, *blocks):
+        vjp = lower_function_class(
+            block.node,
+            qualified=qualified,
+            taken=taken,
+            decorators=_WatchedReader(candidate.name, ask),
+            keep=as_class,
+            # a class decorator may bind the name to something else than the class `cls` is
+            class_alias=candidate.name if unique and not cls.decorator_list else None,
+            inherited=inherited,
+            resolve=resolve,
+            record_name=record_name,
+        )
+        mine = _inherited_by_subclasses(candidate, block.node, inherited, qualified)
+    own = {key: me for key in _decorator_nodes(mine, block.node)}
+    return vjp, _ClassProduct(block, mine, {**generations, **own})
+
+
+class _WatchedReader(DecoratorReader):
+    """The class's ``DecoratorReader`` whose questions about the module go through ``ask``."""
+
+    def __init__(self, cls_name: str, ask: Callable[[Any], Any]) -> None:
+        self.cls_name = cls_name
+        self._ask = ask
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        name = cst_dotted(node)
+        return self._ask(("qualify", 0, name)) if name else set()
+
+    def classify(self, expr: cst.BaseExpression, member: str) -> DecoratorUse:
+        return self._ask(("decorator", expr, member))
+
+
+class _ClassQuestions:
+    """The questions a class's lowering asks about the rest of the module, answered for
+    this run's text: a value for the lowering, and an answer the cache compares."""
+
+    def __init__(self, candidate: _Candidate, index: ScopeIndex, text: SourceText) -> None:
+        cls = candidate.node
+        assert isinstance(cls, ast.ClassDef)
+        self.index, self.text = index, text
+        self.outer = index.class_scopes[id(cls)][0]
+        self.bodies: list[Scope] = []  # its body, its base's, ... (``qualify`` depth)
+        member: _Candidate | None = candidate
+        while member is not None:
+            self.bodies.append(index.class_scopes[id(member.node)][1])
+            member = member.base
+        self.reader = DecoratorReader(index, self.bodies[0], candidate.name)
+
+    def ask(self, question: tuple) -> tuple[Any, Hashable]:
+        topic = question[0]
+        if topic == "qualify":
+            _, depth, name = question
+            found = self.index.qualify(name, self.bodies[depth])
+            return found, frozenset(found)
+        if topic == "decorator":
+            _, expr, member = question
+            use = self.reader.classify(expr, member)
+            definition = ast.dump(use.definition) if use.definition is not None else None
+            return use, (use.kind, use.target, use.pass_through, definition)
+        if topic == "helper":
+            _, name, from_helper = question
+            found = _helper(self.index, self.outer, name, from_helper)
+            if found is None or found[0] != "def":
+                return found, found
+            first, last, indent_line = found[1]
+            return found, ("def", self.text.lines_between(first, last), self.text.indentation(indent_line))
+        raise LookupError(f"unknown question {question!r}")
+
+
+def _uses(candidate: _Candidate, family: list[_Candidate], index: ScopeIndex, text: SourceText, parents: Parents):
+    """How the module uses the class (``class_uses``); a refusal points at the use.
+
+    Readable attributes are those its bases and its subclasses define: ``cls.hook`` in a
+    base may mean a subclass's hook (read from the base itself, it is missing either way).
+    """
+    cls = candidate.node
+    assert isinstance(cls, ast.ClassDef)
+    readable: set[str] = set()
+    related = [c for c in family if c is candidate or _derives(candidate, c) or _derives(c, candidate)]
+    for member in related:
+        readable |= set(index.class_scopes[id(member.node)][1].bindings)
+    readable -= AUTOGRAD_MEMBERS | FUNCTION_ATTRIBUTES
+    try:
+        return class_uses(cls, index, parents, readable=readable)
+    except RefuseAt as refuse:
+        at = refuse.at
+        candidate.refusal_position = (
+            at.lineno,
+            text.char_column(at.lineno, at.col_offset),
+            at.end_lineno,
+            text.char_column(at.end_lineno, at.end_col_offset),
+        )
+        raise
+
+
+def _inherited_by_subclasses(
+    candidate: _Candidate, node: cst.ClassDef, inherited: Inherited | None, qualified
+) -> Inherited:
+    body = split_class_body(node, is_classmethod=lambda expr: "builtins.classmethod" in qualified(expr))
+    members = {**(inherited.members if inherited else {}), **body.members}
+    generate_vmap_rule = body.generate_vmap_rule
+    if generate_vmap_rule is None and inherited is not None:
+        generate_vmap_rule = inherited.generate_vmap_rule
+    defines_symbolic = body.symbolic or (inherited is not None and inherited.symbolic_base is not None)
+    return Inherited(members, generate_vmap_rule, candidate.name if defines_symbolic else None)
+
+
+def _decorator_nodes(inherited: Inherited, node: cst.ClassDef) -> list[int]:
+    """Decorators of a class's own autograd members resolve in its body, also when a
+    subclass inherits them: their ids (and their callees')."""
+    own = [m for m in inherited.members.values() if any(m is s for s in node.body.body)]
+    found: list[int] = []
+    for member in own:
+        for decorator in member.decorators:
+            expr = decorator.decorator
+            found.append(id(expr))
+            if isinstance(expr, cst.Call):
+                found.append(id(expr.func))
+    return found
+
+
+def _base_blocks(candidate: _Candidate) -> list[Block]:
+    out = []
+    base = candidate.base
+    while base is not None:
+        if base.block is not None:
+            out.append(base.block)
+        base = base.base
+    return out
+
+
+def _helper(index: ScopeIndex, outer: Scope, name: str, from_helper: bool) -> tuple[str, Any] | None:
+    """What a call of a bare name reaches from the class's methods (``from_helper``: from a
+    module-level function): a function defined once at module level (its lines: first,
+    last, the ``def`` line), or a builtin."""
+    found = index.lookup(name, index.scopes_root(outer) if from_helper else outer)
+    if found is None:
+        return ("builtin", None)
+    bindings = found.bindings.get(name, ())
+    if not found.is_module or len(bindings) != 1 or bindings[0].kind != "def":
+        return None
+    node = bindings[0].node
+    if not isinstance(node, ast.FunctionDef):
+        return None
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return ("def", (first, node.end_lineno, node.lineno))
 
 
 # -- autograd_function_apply calls --------------------------------------------------
@@ -360,21 +707,17 @@ def _refuse_calls_inside_classes(candidates: list[_Candidate]) -> None:
 
 def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> list[_Candidate]:
     out = []
-    seen_per_comment: dict[int, int] = {}
-    for site in sorted(find_calls(tree, index), key=lambda s: (s.call.lineno, s.call.col_offset)):
+    sites = sorted(find_calls(tree, index), key=lambda s: (s.call.lineno, s.call.col_offset))
+    named = _names_from_comments(sites, text)
+    for site in sites:
         call = site.call
         line, col = call.lineno, text.char_column(call.lineno, call.col_offset)
         end_col = text.char_column(call.func.end_lineno, call.func.end_col_offset) if call.func.end_lineno == line else col
         candidate = _Candidate("call", HOP_LEAF, call.lineno, call.end_lineno, (line, col, end_col), call, hop=site)
         try:
             resolve(site, tree, index, text)
-            comment = source_comment(site, text)
-            if comment is not None:
-                # the k-th call under one `code: ...` comment is its k-th `X.apply(`
-                k = seen_per_comment.get(comment[0], 0)
-                seen_per_comment[comment[0]] = k + 1
-                if k < len(comment[1]):
-                    site.name = comment[1][k]
+            if id(site) in named and site.fwd is not None and site.fwd.kind == "dump" and site.bwd.kind == "dump":
+                site.name = named[id(site)]
             candidate.name = site.name
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
@@ -384,6 +727,25 @@ def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> l
     return out
 
 
+def _names_from_comments(sites: list[HopCall], text: SourceText) -> dict[int, str]:
+    """The Function each call of a dump stands for, by ``id`` of its site, from dynamo's comments.
+
+    The calls under one ``# File: ..., code: ...`` comment (in source order, which is the
+    order they run) are its ``X.apply(`` in the order they run, when there are as many of
+    each: a comment naming two Functions over one call (``F.apply(x) if c else G.apply(x)``)
+    or one over two (a loop) cannot say which call is which, and names none."""
+    groups: dict[int, tuple[list[str], list[HopCall]]] = {}
+    for site in sites:
+        comment = source_comment(site, text)
+        if comment is not None:
+            groups.setdefault(comment[0], (comment[1], []))[1].append(site)
+    named = {}
+    for names, members in groups.values():
+        if len(names) == len(members):
+            named.update({id(site): name for site, name in zip(members, names)})
+    return named
+
+
 def _flatten_call(
     candidate: _Candidate,
     tree: ast.Module,
@@ -391,6 +753,7 @@ def _flatten_call(
     taken: set[str],
     runtime_name: str,
     local_edits: dict[int, _LocalEdits],
+    compiling: CompileContext,
     run: _Run,
 ) -> list[tuple[int, int, str]]:
     site = candidate.hop
@@ -400,12 +763,71 @@ def _flatten_call(
         func = body.func
         spans.append((min([func.lineno, *(d.lineno for d in func.decorator_list)]), func.end_lineno, func.lineno))
     call = site.call
-    operands = call.args[2:]
-    flat_name = fresh(site.name, taken)
+    flat_name = fresh(_not_builtin(site.name), taken)
     local = local_edits.get(id(site.scope.node))
     renames = dict(local.renames) if local is not None else None
+    lower = _call_lowerer(candidate, site, text, spans, flat_name, renames)
+    qualify = site.qualify
 
-    def lower(names: set[str], qualify: Callable[[str], set[str]]) -> tuple[CustomVJP, list[Block]]:
+    def ask(question: tuple) -> tuple[Any, Hashable]:
+        found = qualify(question[1])  # ("qualify", name): at module level
+        return found, frozenset(found)
+
+    lowering = run.cache.lower(_call_key(site, text, spans, flat_name, renames, runtime_name), call.lineno, lower, taken, ask=ask, position=lambda: candidate.refusal_position)
+    vjp = _lowered(candidate, lowering)
+    originals = [block.node for block in lowering.product]
+    lowering.once("check", lambda: check_no_new_names(vjp, originals, module_level=(runtime_name,)))
+    compile_kind = compiling.decide_call(call, site.scope, vjp)  # writes the kind into vjp.spec
+    call_edits = _call_edits(call, flat_name, text)
+    candidate.name = flat_name
+    candidate.outcome = vjp
+    candidate.compile = compile_kind
+    edits = []
+    if not run.diagnostics_only:
+        make = lambda: cst.Module(body=emit(vjp, runtime_name, nested=False), default_newline=text.newline).code
+        definitions = lowering.once(("emit", compile_kind.kind, compile_kind.reason), make)
+        # The flat function goes right before the module-level statement holding the call,
+        # and before the comment lines that introduce that statement.
+        statement = site.statement
+        previous_end = max((s.end_lineno for s in tree.body if s.end_lineno < statement.lineno), default=0)
+        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+        first = _above_own_comments(first, previous_end, text)
+        insert_at = text.offset(first, 0)
+        origin = call_origin(site, vjp, runtime_name)
+        edits.append((insert_at, insert_at, Emitted(definitions + text.newline * 2, origin)))
+        edits.extend(call_edits)
+        cleanup, dropped = _cleanup(site, tree, text)
+        edits.extend(cleanup)
+    else:
+        dropped = set()
+    renamed = _result_renames(site, flat_name, taken)
+    # Shared with the other calls of this function: touched only once nothing can fail.
+    if local is None:
+        local = local_edits[id(site.scope.node)] = _LocalEdits(site.scope.node)
+    local.dropped |= dropped
+    local.renames.update(renamed)
+    return edits
+
+
+def _call_key(site: HopCall, text: SourceText, spans: list, flat_name: str, renames: dict | None, runtime_name: str) -> Hashable:
+    """Everything an op call's lowering reads besides what it asks (names, module-level names)."""
+    assert site.fwd is not None and site.bwd is not None
+    bodies = tuple(
+        (text.lines_between(first, last), text.indentation(indent_line), first - site.call.lineno) for first, last, indent_line in spans
+    )
+    return (
+        "call", bodies, text.newline, flat_name, astuple(site.flags), len(site.call.args) - 2, site.fwd.is_method,
+        site.bwd.is_method, site.fwd.kind, site.bwd.kind, tuple(sorted(renames.items())) if renames is not None else None,
+        runtime_name,
+    )  # fmt: skip
+
+
+def _call_lowerer(candidate: _Candidate, site: HopCall, text: SourceText, spans: list, flat_name: str, renames: dict | None):
+    """``lower(taken, ask)`` for the cache: parse the two bodies and lower the call."""
+    assert site.fwd is not None and site.bwd is not None
+    fwd, bwd = site.fwd, site.bwd
+
+    def lower(taking: set[str], ask: Callable[[Any], Any]) -> tuple[CustomVJP, list[Block]]:
         blocks = [parse_block(text, *span) for span in spans]
         fwd_block, bwd_block = blocks
         assert isinstance(fwd_block.node, cst.FunctionDef) and isinstance(bwd_block.node, cst.FunctionDef)
@@ -415,51 +837,39 @@ def _flatten_call(
                 fwd_block.node,
                 bwd_block.node,
                 flags=site.flags,
-                n_operands=len(operands),
-                fwd_is_method=site.fwd.is_method,
-                bwd_is_method=site.bwd.is_method,
-                taken=names,
+                n_operands=len(site.call.args) - 2,
+                fwd_is_method=fwd.is_method,
+                bwd_is_method=bwd.is_method,
+                taken=taking,
                 renames=renames,
+                fwd_kind=fwd.kind,
+                bwd_kind=bwd.kind,
+                qualify=lambda name: ask(("qualify", name)),
             )
         return vjp, blocks
 
-    bodies = tuple(
-        (text.lines_between(first, last), text.indentation(indent_line), first - call.lineno) for first, last, indent_line in spans
-    )
-    key = (
-        "call", bodies, text.newline, flat_name, astuple(site.flags), len(operands), site.fwd.is_method,
-        site.bwd.is_method, tuple(sorted(renames.items())) if renames is not None else None, runtime_name,
-    )  # fmt: skip
-    lowering = run.cache.lower(key, call.lineno, lower, taken, position=lambda: candidate.refusal_position)
-    vjp = _lowered(candidate, lowering)
-    if not run.diagnostics_only:
-        originals = [block.node for block in lowering.product]
-        lowering.once("check", lambda: check_no_new_names(vjp, originals, module_level=(runtime_name,)))
-    call_edits = _call_edits(call, flat_name, text)
-    candidate.name = flat_name
-    candidate.outcome = vjp
-    edits = []
-    if not run.diagnostics_only:
-        make = lambda: cst.Module(body=emit(vjp, runtime_name, nested=False), default_newline=text.newline).code
-        definitions = lowering.once("emit", make)
-        # The flat function goes right before the module-level statement holding the call.
-        statement = site.statement
-        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
-        insert_at = text.offset(first, 0)
-        origin = call_origin(site, vjp, runtime_name)
-        edits.append((insert_at, insert_at, Emitted(definitions + text.newline * 2, origin)))
-        edits.extend(call_edits)
-        cleanup, dropped = _cleanup(site, tree, text)
-        edits.extend(cleanup)
-    else:
-        dropped = set()
-    renames = _result_renames(site, flat_name, taken)
-    # Shared with the other calls of this function: touched only once nothing can fail.
-    if local is None:
-        local = local_edits[id(site.scope.node)] = _LocalEdits(site.scope.node)
-    local.dropped |= dropped
-    local.renames.update(renames)
-    return edits
+    return lower
+
+
+_SPECIAL_COMMENT = re.compile(r"#!|#.*coding[:=]")
+
+
+def _above_own_comments(line: int, previous_end: int, text: SourceText) -> int:
+    """The first line of the comment block right above module-level ``line`` (no blank line
+    between, nothing of the statement that ends on ``previous_end``; a shebang or encoding
+    line stays first)."""
+    while line > previous_end + 1:
+        above = text.line(line - 1)
+        if not above.startswith("#") or _SPECIAL_COMMENT.match(above):
+            break
+        line -= 1
+    return line
+
+
+def _not_builtin(name: str) -> str:
+    """A module-level flat callable named ``list`` (from ``list_fwd``) or a local ``sum`` (from a
+    Function ``Sum``) would hide the builtin from all code after it."""
+    return f"{name}_op" if hasattr(builtins, name) else name
 
 
 @dataclass
@@ -568,7 +978,7 @@ def _result_renames(site: HopCall, flat_name: str, taken: set[str]) -> dict[str,
             return {}
         if any(_binds_in_nested_scope(inner, name) for inner in _nested_scopes(function)):
             return {}
-        return {name: fresh(snake_case(flat_name), taken)}
+        return {name: fresh(_not_builtin(snake_case(flat_name)), taken)}
     return {}
 
 
@@ -631,13 +1041,24 @@ def _cleanup(site: HopCall, tree: ast.Module, text: SourceText) -> tuple[list[tu
         owner = body.owner if body is not None else None
         if owner is None or id(owner) in removed:
             continue
-        if remaining_loads(tree, owner.name, removed | {id(owner)}) == 0:
+        if remaining_loads(tree, owner.name, removed | {id(owner)} | _own_bodies_elsewhere(tree, owner)) == 0:
             first = min([owner.lineno, *(d.lineno for d in owner.decorator_list)])
             if first > 1 and not text.line(first - 1).strip():
                 first -= 1  # the blank line that separated it
             edits.append((text.offset(first, 0), text.line_end(owner.end_lineno), ""))
             removed.add(id(owner))
     return edits, dropped
+
+
+def _own_bodies_elsewhere(tree: ast.Module, owner: ast.ClassDef) -> set[int]:
+    """Other dumped graphs in the file whose own nested class has ``owner``'s name: their
+    ``self.fwd_body_0`` means that class, not ``owner``."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and owner not in node.body:
+            if any(isinstance(s, ast.ClassDef) and s.name == owner.name for s in node.body):
+                out.add(id(node))
+    return out
 
 
 def _drop_from_releases(function: ast.AST, names: set[str], text: SourceText) -> list[tuple[int, int, str]]:
@@ -764,38 +1185,40 @@ def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
         if candidate.kind == "class"
         else f"autograd_function_apply call is flattened into {candidate.name}"
     )
+    if isinstance(outcome, CustomVJP) and outcome.kept is not None:
+        what += "; it stays a class (its module uses it as one), whose apply is the flat callable"
+    if isinstance(outcome, CustomVJP) and outcome.spec.ctx_record:
+        what += f", its ctx kept as a record ({outcome.spec.record_reason})"
+    kind = candidate.compile
+    if kind is not None and (not kind.traceable or kind.origin != "inferred"):
+        what += f"; compile kind {kind.kind}" + (f": {kind.reason}" if kind.reason else "")
     return Diagnostic(
         path, line, col + 1, "INL001", what, Severity.INFO, name=candidate.name, end_line=line, end_column=end_col + 1
     )
+
+
+def _pragma_diagnostics(candidate: _Candidate, compiling: CompileContext, path: str) -> list[Diagnostic]:
+    """An INL300 warning for a ``# inliner:`` pragma that is not understood (it is ignored)."""
+    node = candidate.node
+    pragma = compiling.class_pragma(node) if isinstance(node, ast.ClassDef) else compiling.call_pragma(node)
+    if not pragma.problems:
+        return []
+    where = f"class {candidate.name}" if candidate.kind == "class" else candidate.label
+    problems = "; ".join(pragma.problems)
+    message = f"{where}: pragma not understood ({problems}); ignored"
+    end = len(compiling.text.line(pragma.line).rstrip("\r\n"))
+    return [
+        Diagnostic(
+            path, pragma.line, pragma.column + 1, PRAGMA_CODE, message, Severity.WARNING,
+            name=candidate.name, end_line=pragma.line, end_column=end + 1,
+        )
+    ]
 
 
 def _message(label: str, reason: str) -> str:
     if reason.startswith("class ") or reason.startswith("autograd_function_apply"):
         return f"{reason}; left untouched"
     return f"{label}: {reason}; left untouched"
-
-
-def _runtime_import(tree: ast.Module, text: SourceText, runtime_name: str) -> tuple[int, int, str]:
-    """Insert ``from inliner.runtime import custom_vjp`` after the docstring and __future__ imports."""
-    alias = "" if runtime_name == RUNTIME_NAME else f" as {runtime_name}"
-    line = f"from {RUNTIME_MODULE} import {RUNTIME_NAME}{alias}{text.newline}"
-    after = None
-    for i, stmt in enumerate(tree.body):
-        is_docstring = (
-            i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
-        )
-        is_future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
-        if is_docstring or is_future:
-            after = stmt
-            continue
-        break
-    if after is not None:
-        offset = text.line_end(after.end_lineno)
-    else:
-        first = tree.body[0]
-        first_line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
-        offset = text.offset(first_line, 0)
-    return (offset, offset, line)
 
 
 # -- where generated text comes from (for the line map) -----------------------------

@@ -129,22 +129,38 @@ class _Loader(SourceFileLoader):
         if getattr(_busy, "engine", False):
             return super().get_code(fullname)
         data = self.get_data(source_path)
+        options, problem = _engine_options(source_path, fullname)
         cache_path = _cache.cache_path(source_path) if self._use_cache else None
-        key = _cache.key(data) if cache_path is not None else None  # these bytes, this engine
+        settings = repr(options["compile_overrides"]).encode() if options["compile_overrides"] else b""
+        key = _cache.key(data, settings) if cache_path is not None else None  # these bytes, settings, engine
         if cache_path is not None and key is not None:
             hit = _cache.read(cache_path, key)
             if hit is not None:
                 warning, code = hit
                 _warn(warning, source_path, fullname)
                 return code
-        code, warning = _transform(data, source_path, self)
+        code, warning = _transform(data, source_path, self, options, problem)
         if cache_path is not None and key is not None:
             _cache.write(cache_path, key, source_path, warning, code)
         _warn(warning, source_path, fullname)
         return code
 
 
-def _transform(data: bytes, source_path: str, loader: SourceFileLoader) -> tuple[CodeType, _cache.CachedWarning]:
+def _engine_options(source_path: str, fullname: str) -> tuple[dict, str | None]:
+    """The module name and the project's ``[tool.inliner] compile`` table; a bad table is
+    reported in the module's warning and ignored."""
+    from inliner.engine.analysis.compile_overrides import engine_options
+
+    try:
+        options = engine_options(source_path)
+    except ValueError as exc:
+        return {"module": fullname, "compile_overrides": None}, f"{exc}; ignored"
+    return {**options, "module": fullname}, None
+
+
+def _transform(
+    data: bytes, source_path: str, loader: SourceFileLoader, options: dict, problem: str | None = None
+) -> tuple[CodeType, _cache.CachedWarning]:
     """Flatten and compile; on any trouble compile the file as written and say why.
 
     A file Python itself cannot compile raises its own SyntaxError, as without the hook.
@@ -163,7 +179,7 @@ def _transform(data: bytes, source_path: str, loader: SourceFileLoader) -> tuple
         return loader.source_to_code(data, source_path), None
     _busy.engine = True
     try:
-        result = engine.flatten(source, path=source_path)  # never raises: an engine bug is in the result
+        result = engine.flatten(source, path=source_path, **options)  # never raises: an engine bug is in the result
     finally:
         _busy.engine = False
     if result.error is not None:
@@ -175,6 +191,8 @@ def _transform(data: bytes, source_path: str, loader: SourceFileLoader) -> tuple
         lines = "\n".join(f"  {d.format()}" for d in refused)
         names = ", ".join(dict.fromkeys(d.name or "?" for d in refused))
         warning = (f"inliner left {names} untouched; imported {what}:\n{lines}", refused[0].line)
+    if problem is not None:
+        warning = (problem + ("\n" + warning[0] if warning else ""), warning[1] if warning else 1)
     if not result.changed:
         return loader.source_to_code(data, source_path), warning
     try:

@@ -91,12 +91,16 @@ def _compute_fingerprint(directory: str) -> bytes | None:
     return importlib.util.source_hash(b"\0".join(parts))
 
 
-def key(source: bytes) -> bytes | None:
-    """The header an entry for these source bytes, from this engine, starts with (None: do not cache)."""
+def key(source: bytes, settings: bytes = b"") -> bytes | None:
+    """The header an entry for these source bytes, from this engine, starts with (None: do not cache).
+
+    ``settings``: what else the engine was told (the project's ``[tool.inliner] compile``
+    table), hashed with the source so that editing the table rewrites again."""
     fingerprint = engine_fingerprint()
     if fingerprint is None:
         return None
-    return _HEADER.pack(importlib.util.MAGIC_NUMBER, _FORMAT, importlib.util.source_hash(source), fingerprint)
+    hashed = source + b"\0inliner-settings\0" + settings if settings else source
+    return _HEADER.pack(importlib.util.MAGIC_NUMBER, _FORMAT, importlib.util.source_hash(hashed), fingerprint)
 
 
 def read(path: str, header: bytes) -> tuple[CachedWarning, CodeType] | None:

@@ -37,6 +37,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from inliner import __version__
+from inliner.engine.analysis.compile_overrides import engine_options
 from inliner.engine import (
     Cancelled,
     FlattenCache,
@@ -114,7 +115,14 @@ def analyse(
     an internal error (INL002, also logged) is reported: a syntax error is the
     business of the user's other tools, and is usually just half-typed code.
     """
-    result = flatten(text, path=path, select=select, cache=cache, diagnostics_only=diagnostics_only, stop=stop)
+    try:
+        options = engine_options(path)
+    except ValueError as exc:  # a bad [tool.inliner] compile table: said once per analysis, then ignored
+        logger.error("%s", exc)
+        options = {}
+    result = flatten(
+        text, path=path, select=select, cache=cache, diagnostics_only=diagnostics_only, stop=stop, **options
+    )
     for diagnostic in result.diagnostics:
         if diagnostic.code in INTERNAL_CODES:
             logger.error("%s", diagnostic.format())

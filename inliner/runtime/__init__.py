@@ -16,17 +16,21 @@ the original's (see docs/semantics.md §0).
   is) gives each flat callable a thunder lookaside that traces ``fwd`` and ``bwd``
   directly, the way thunder handles the ``autograd_function_apply`` op.
 
-What a tracer sees is the flat callable returned by ``custom_vjp``: a plain
-function registered with ``torch._dynamo.allow_in_graph`` and recognised as a leaf
-by ``torch.fx`` (proxy detection), with ``fwd``/``bwd`` bound in its closure and
-never passed as arguments. Plain tensors and scalars take a fast path that skips
-every proxy check.
+What a tracer sees is the flat callable returned by ``custom_vjp``, with
+``fwd``/``bwd`` bound in its closure and never passed as arguments: a leaf for
+``torch.fx`` (proxy detection; objects fx cannot hold are bound into the node's
+target), and for dynamo what ``inliner.runtime._dynamo`` (loaded with
+``torch._dynamo``) makes of it by ``compile_kind``: one plain graph node
+(``allow_in_graph``, behind a shim that carries object arguments), or an eager island
+(a graph break at the call, as dynamo makes of an original it cannot trace). Plain
+tensors and scalars take a fast path that skips every proxy check.
 
 This module must not import libcst or black: rewritten code pays only for torch.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.abc
 import importlib.util
@@ -39,9 +43,23 @@ from typing import Any, Callable, Iterable, Sequence
 import torch
 import torch.fx
 
+from inliner.runtime._contract import check_first_result, check_indices, first_call_checked
 from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
+from inliner.runtime._record import Record, bind, copy_with, replay, state_of
+from inliner.runtime._replay import Decorated
 
-__all__ = ["custom_vjp", "FlatFunction"]
+try:  # dynamo's frame hook: None where no torch.compile is running
+    from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
+except ImportError:  # pragma: no cover - a torch without dynamo
+
+    def set_eval_frame(callback: Any) -> Any:
+        return None
+
+    def get_eval_frame_callback() -> Any:
+        return None
+
+
+__all__ = ["custom_vjp", "CompileFallbackWarning", "FlatClass", "FlatFunction", "Record"]
 
 # Argument types that can be neither an fx proxy nor need a
 # functorch-aware carrier by themselves: calls made only of these take the fast path.
@@ -51,6 +69,11 @@ _PLAIN_TYPES = frozenset(
 
 
 _TENSOR_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
+
+# What is not an object the carrier can take as it is: tensor subclasses (fake,
+# functional or functorch tensors), fx proxies, and containers (they may hold either:
+# dispatch looks inside).
+_NOT_OBJECTS = (torch.Tensor, torch.fx.Proxy, list, tuple, dict)
 
 # ``autograd.Function``'s C-level apply (what ``Function.apply`` ends in via ``super()``).
 _C_APPLY = torch._C._FunctionBase.__dict__["apply"]
@@ -147,14 +170,52 @@ def _find_proxy(values: Iterable[Any]) -> Any:
     return None
 
 
-def _signature_parts(fwd: Callable) -> tuple[list[str], list[str], dict[str, Any], str]:
+def _fx_call(tracer: Any, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)`` as one ``call_function`` node of an fx graph.
+
+    fx can hold tensors' proxies, scalars and containers as node arguments, not objects
+    such as a module or a function: those are bound into the node's target instead (a
+    function calling ``fn`` with them; its ``inliner_flat`` names ``fn``)."""
+    objects = {i: a for i, a in enumerate(args) if not _fx_argument(a)}
+    named = {k: v for k, v in kwargs.items() if not _fx_argument(v)}
+    if not objects and not named:
+        return tracer.create_proxy("call_function", fn, args, kwargs)
+    n = len(args)
+
+    def bound(*rest: Any, **more: Any) -> Any:
+        it = iter(rest)
+        full = [objects[i] if i in objects else next(it) for i in range(n)]
+        return fn(*full, **more, **named)
+
+    bound.__name__ = bound.__qualname__ = fn.__name__
+    bound.__module__ = fn.__module__
+    bound.inliner_flat = fn  # type: ignore[attr-defined]
+    rest = tuple(a for i, a in enumerate(args) if i not in objects)
+    return tracer.create_proxy("call_function", bound, rest, {k: v for k, v in kwargs.items() if k not in named})
+
+
+def _fx_argument(value: Any) -> bool:
+    """Whether fx can hold ``value`` as a node argument."""
+    if isinstance(value, (torch.fx.Proxy, *_LEAF_TYPES, slice, range)):
+        return True
+    if type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        return all(_fx_argument(v) for v in value)
+    if type(value) is dict:
+        return all(_fx_argument(v) for v in value.values())
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+def _signature_parts(fwd: Callable, hidden: tuple[str, ...] = ()) -> tuple[list[str], list[str], dict[str, Any], str]:
     """``fwd``'s parameter list as source text, the matching call arguments, the defaults
-    (referenced as ``__defaults[...]``) and an expression for the positional inputs."""
+    (referenced as ``__defaults[...]``) and an expression for the positional inputs.
+    ``hidden`` keyword-only parameters are the carrier's to pass, not the caller's."""
     sig = inspect.signature(fwd)
     params, call, positional = [], [], []
     defaults: dict[str, Any] = {}
     seen_kwonly_marker = False
     for p in sig.parameters.values():
+        if p.kind is p.KEYWORD_ONLY and p.name in hidden:
+            continue
         text = p.name
         if p.default is not inspect.Parameter.empty:
             defaults[p.name] = p.default
@@ -189,13 +250,13 @@ def _compile(src: str, label: str, namespace: dict[str, Any], name: str) -> Call
     return namespace[name]
 
 
-def _forward_with_signature(fwd: Callable, run: Callable) -> Callable:
+def _forward_with_signature(fwd: Callable, run: Callable, hidden: tuple[str, ...] = ()) -> Callable:
     """A function with ``fwd``'s parameter names that calls ``run`` with the bound arguments.
 
     torch 2.13 maps ``apply`` keywords to positional slots using forward's code
     variable names, so the carrier's forward must carry the original's names.
     """
-    params, call, defaults, _ = _signature_parts(fwd)
+    params, call, defaults, _ = _signature_parts(fwd, hidden)
     src = f"def forward({', '.join(params)}):\n    return __run({', '.join(call)})\n"
     namespace: dict[str, Any] = {"__defaults": defaults, "__run": run}
     forward = _compile(src, f"<inliner forward of {fwd.__qualname__}>", namespace, "forward")
@@ -214,8 +275,12 @@ def _combined_carrier_methods(
     materialize_grads: bool,
     bwd_needs_input_grad: bool,
     bwd_reads_saved: bool = True,
+    saved_on_demand: bool = False,
     fsaved_idx: tuple[int, ...] = (),
     jvp: Callable | None = None,
+    check: Callable[[Any, tuple], None] | None = None,
+    record: bool = False,
+    fwd_needs_input_grad: bool = False,
 ) -> tuple[Callable, Callable, Callable | None]:
     """Straight-line ``forward(ctx, <fwd's parameters>)`` and ``backward(ctx, *grads)``.
 
@@ -223,13 +288,21 @@ def _combined_carrier_methods(
     carrier model of docs/semantics.md §0: the ``saved_idx`` residuals (then the members of
     the ``saved_tensors_idx`` group) go through one ``save_for_backward``; the other
     residuals stay plain references on ctx; the flags are replayed on the real ctx.
+    ``check`` looks at what fwd returns on the first call (then fwd is called directly).
+    With ``record``, the one residual is a ``Record`` whose saves and marks are replayed
+    on the real ctx instead (``inliner.runtime._record``).
     """
-    params, call, defaults, positional = _signature_parts(fwd)
+    hidden = ("needs_input_grad",) if fwd_needs_input_grad else ()
+    params, call, defaults, positional = _signature_parts(fwd, hidden)
     ctx = "ctx"
     taken = set(inspect.signature(fwd).parameters)
     while ctx in taken:
         ctx = "_" + ctx
+    if fwd_needs_input_grad:
+        call = [*call, f"needs_input_grad={ctx}.needs_input_grad"]
     body = [f"__out, __res = __fwd({', '.join(call)})", "if type(__res) is not tuple:", "    __res = tuple(__res)"]
+    if record:
+        body.append(f"__replay({ctx}, __res[0])")
     saved_exprs = [f"__res[{i}]" for i in saved_idx]
     if saved_tensors_idx is not None:
         saved_exprs.append(f"*__res[{saved_tensors_idx}]")
@@ -264,12 +337,17 @@ def _combined_carrier_methods(
         body.append(f"{ctx}.mark_non_differentiable({', '.join(f'__flat_out[{j}]' for j in nondiff)})")
     body.append("return __out")
     src = f"def forward({', '.join([ctx] + params)}):\n" + "".join(f"    {line}\n" for line in body)
-    namespace: dict[str, Any] = {"__defaults": defaults, "__fwd": fwd}
+    namespace: dict[str, Any] = {"__defaults": defaults, "__fwd": fwd, "__replay": replay}
+    if check is not None:
+        namespace["__fwd"] = first_call_checked(fwd, check, functools.partial(namespace.__setitem__, "__fwd"))
     forward = _compile(src, f"<inliner forward of {fwd.__qualname__}>", namespace, "forward")
     forward.__qualname__ = fwd.__qualname__
 
     extra = ", needs_input_grad=ctx.needs_input_grad" if bwd_needs_input_grad else ""
-    if prefix_layout:
+    if saved_on_demand:
+        plain = f"({'None, ' * (k + m)}) + ctx._inliner_tail" if prefix_layout else "ctx._inliner_plain"
+        lines = [f"return __bwd(__on_demand(ctx, {plain}, __saved_idx, __group_idx), *grads{extra})"]
+    elif prefix_layout:
         if not k:
             head = []
         elif not bwd_reads_saved:
@@ -289,12 +367,13 @@ def _combined_carrier_methods(
     else:
         lines = [f"return __bwd(ctx._inliner_plain, *grads{extra})"]
     src = "def backward(ctx, *grads):\n" + "".join(f"    {line}\n" for line in lines)
-    backward = _compile(src, f"<inliner backward of {bwd.__qualname__}>", {"__bwd": bwd}, "backward")
+    namespace = {"__bwd": bwd, "__on_demand": SavedOnDemand, "__saved_idx": saved_idx, "__group_idx": saved_tensors_idx}
+    backward = _compile(src, f"<inliner backward of {bwd.__qualname__}>", namespace, "backward")
     backward.__qualname__ = bwd.__qualname__
-    return forward, backward, (_jvp_method(jvp, fsaved_idx) if jvp is not None else None)
+    return forward, backward, (_jvp_method(jvp, fsaved_idx, record) if jvp is not None else None)
 
 
-def _jvp_method(jvp: Callable, fsaved_idx: tuple[int, ...]) -> Callable:
+def _jvp_method(jvp: Callable, fsaved_idx: tuple[int, ...], record: bool = False) -> Callable:
     """``jvp(ctx, *tangents)``: in a jvp, ``ctx.saved_tensors`` are what forward saved for forward."""
 
     def method(ctx: Any, *tangents: Any) -> Any:
@@ -303,9 +382,57 @@ def _jvp_method(jvp: Callable, fsaved_idx: tuple[int, ...]) -> Callable:
             saved = ctx.saved_tensors
             for k, i in enumerate(fsaved_idx):
                 residuals[i] = saved[k]
+        if record:
+            bind(residuals[0], ctx)
         return jvp(tuple(residuals), *tangents)
 
     return method
+
+
+class SavedOnDemand:
+    """The residuals bwd gets when the original backward read ``ctx.saved_tensors`` only on
+    some paths (after an early return, inside a branch) or more than once.
+
+    Reading saved tensors is observable: it runs the version check, the saved-tensor unpack
+    hooks and the "backward through the graph a second time" check. So the saved slots are
+    read from ``ctx.saved_tensors`` at each access, which the flat bwd makes exactly where
+    (and as often as) the original read them (``residuals[:k]``); the other slots are plain
+    values. Indexing and slicing answer as the tuple ``fwd`` returned would.
+    """
+
+    __slots__ = ("_ctx", "_plain", "_saved_idx", "_group_idx")
+
+    def __init__(self, ctx: Any, plain: Sequence[Any], saved_idx: tuple[int, ...], group_idx: int | None) -> None:
+        self._ctx = ctx
+        self._plain = tuple(plain)
+        self._saved_idx = saved_idx
+        self._group_idx = group_idx
+
+    def __len__(self) -> int:
+        return len(self._plain)
+
+    def __iter__(self):
+        return iter(self[:])
+
+    def __getitem__(self, index: Any) -> Any:
+        wanted = range(len(self._plain))[index]
+        if isinstance(wanted, int):
+            return self._values((wanted,))[0]
+        return self._values(wanted)
+
+    def _values(self, wanted: Sequence[int]) -> tuple:
+        if not any(i in self._saved_idx or i == self._group_idx for i in wanted):
+            return tuple(self._plain[i] for i in wanted)
+        saved = self._ctx.saved_tensors  # one read, as one `ctx.saved_tensors` of the original
+        out = []
+        for i in wanted:
+            if i in self._saved_idx:
+                out.append(saved[self._saved_idx.index(i)])
+            elif i == self._group_idx:
+                out.append(tuple(saved[len(self._saved_idx) :]))
+            else:
+                out.append(self._plain[i])
+        return tuple(out)
 
 
 class FlatFunction:
@@ -315,6 +442,40 @@ class FlatFunction:
     bwd: Callable  # the flat backward
     apply: Callable  # the function itself, so ``Name.apply(...)`` keeps working
     carriers: Callable[[], "Carriers"]  # the autograd.Function carriers, built on first use
+    compile_kind: str  # "traceable", "opaque" or "side_effecting" (see custom_vjp)
+    call: Callable  # the node dynamo's graph holds for a plain call (an island: itself)
+    objects_call: Callable  # the node for a call with object arguments (set once dynamo loads)
+
+
+class FlatClass:
+    """The base of a flattened Function that its module still uses as a class.
+
+    When a Function's module reads class attributes (``F.scale``, ``F._helper(x)``),
+    stores the class (``self.fn_cls = F``), decorates it or derives from it, the rewrite
+    keeps a class of that name holding everything but the autograd members; its
+    ``apply`` is the flat callable (``apply = staticmethod(custom_vjp(...))``). Such a
+    class is not an ``autograd.Function``: a subclass written elsewhere, expecting one,
+    would silently run this class's forward and backward whatever it overrides, so every
+    subclass must define its own ``apply`` (the rewrite of a subclass in the same module
+    does) and any other raises a ``TypeError`` where it is defined.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "apply" in cls.__dict__:
+            return
+        flat = next((b for b in cls.__mro__[1:] if "apply" in b.__dict__), cls.__mro__[1])
+        raise TypeError(
+            f"class {cls.__qualname__} derives from {flat.__qualname__}, which inliner flattened in "
+            f"module {flat.__module__}: {flat.__qualname__} is no longer a torch.autograd.Function, "
+            f"so {cls.__qualname__} would run its forward and backward whatever it overrides. "
+            f"Exclude {flat.__module__} from the rewrite, or define {cls.__qualname__} in that module."
+        )
+
+
+def _unwrap_staticmethod(fn: Any) -> Any:
+    """A class body's ``symbolic`` is the staticmethod object itself, not its function."""
+    return fn.__func__ if isinstance(fn, staticmethod) else fn
 
 
 class Carriers:
@@ -341,13 +502,19 @@ def custom_vjp(
     fill_defaults: bool = False,
     forward_decorators: Sequence[Callable] = (),
     backward_decorators: Sequence[Callable] = (),
+    backward_name: str = "backward",
     bwd_needs_input_grad: bool = False,
     bwd_reads_saved: bool = True,
+    saved_on_demand: bool = False,
     generate_vmap_rule: bool = False,
     vmap: Callable | None = None,
     jvp: Callable | None = None,
     saved_for_forward_idx: Sequence[int] = (),
-    attributes: dict[str, Any] | None = None,
+    symbolic: Callable | None = None,
+    ctx_record: bool = False,
+    fwd_needs_input_grad: bool = False,
+    compile_kind: str = "traceable",
+    compile_reason: str | None = None,
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
@@ -361,17 +528,51 @@ def custom_vjp(
     - ``fill_defaults``: True for originals in the setup_context style (torch fills
       forward's defaults before apply); False for the combined style (it does not).
     - ``forward_decorators`` / ``backward_decorators``: the original's decorators, in
-      source order (``custom_fwd``, ``custom_bwd``, ``once_differentiable``...).
+      source order (``custom_fwd``, ``custom_bwd``, ``once_differentiable``, or any
+      other), applied here, once, as the original's class body applied them
+      (``inliner.runtime._replay``); a setup_context-style forward takes none. ``backward_name``
+      is what the decorated backward was called (``vjp``), for decorators that read it.
     - ``bwd_needs_input_grad``: pass ``needs_input_grad=ctx.needs_input_grad`` to bwd.
     - ``jvp(residuals, *tangents)``: the forward-mode rule, if the original had one;
       ``saved_for_forward_idx`` are the residuals it sent through ``ctx.save_for_forward``.
     - ``bwd_reads_saved=False``: the original backward never read ``ctx.saved_tensors``,
       so neither does the carrier (reading runs the version check); those residual slots
       reach bwd as None.
+    - ``saved_on_demand``: the original backward read ``ctx.saved_tensors`` only on some
+      paths, after a return, or more than once; bwd reads the saved slots of its residuals
+      where the original read them, and the carriers pass a ``SavedOnDemand`` that reads
+      ``ctx.saved_tensors`` at each such access.
+    - ``symbolic``: the original's ONNX ``symbolic(g, *inputs)``, put on every carrier,
+      where the TorchScript-based ``torch.onnx.export`` looks for it.
+    - ``ctx_record=True``: fwd's one residual is a ``Record`` (its ctx, made explicit);
+      what fwd saved and marked on it is replayed on the real ctx, and bwd (and jvp)
+      get it back bound to that ctx. The index and flag arguments above are then unused.
+    - ``fwd_needs_input_grad``: fwd takes ``needs_input_grad`` (the apply slots' flags,
+      as ``ctx.needs_input_grad`` gives them) as a keyword-only argument.
+    - ``compile_kind``: how ``torch.compile`` may see the call (see inliner.runtime._dynamo).
+      ``"traceable"`` (pure torch bodies): one graph node, compiled through.
+      ``"opaque"`` (bodies fake tensors cannot run) and ``"side_effecting"`` (bodies
+      whose Python effects must happen on every call): an eager island, as dynamo
+      makes of the original (a graph break at the call); ``compile_reason`` says why,
+      for the error ``fullgraph=True`` raises.
 
-    Nothing is built here but the flat function: the carriers are made on its first
-    call, so importing a module with many flattened Functions stays cheap.
+    Nothing is built here but the flat function (and the decorated trampolines, if the
+    original had decorators): the carriers are made on its first call, so importing a
+    module with many flattened Functions stays cheap.
+
+    The indices are checked here, and against what fwd returns on its first call
+    (``inliner.runtime._contract``): a mismatch raises an error naming the function.
     """
+    check_indices(
+        name,
+        saved_for_backward_idx=saved_for_backward_idx,
+        saved_tensors_idx=saved_tensors_idx,
+        non_differentiable_idx=non_differentiable_idx,
+        dirty_idx=dirty_idx,
+        saved_for_forward_idx=saved_for_forward_idx,
+    )
+    if forward_decorators and fill_defaults:
+        raise TypeError(f"custom_vjp {name}: a setup_context-style forward (fill_defaults=True) takes no ctx to decorate")
     spec = _Spec(
         fwd=fwd,
         bwd=bwd,
@@ -387,17 +588,37 @@ def custom_vjp(
         backward_decorators=tuple(backward_decorators),
         bwd_needs_input_grad=bwd_needs_input_grad,
         bwd_reads_saved=bwd_reads_saved,
+        saved_on_demand=saved_on_demand,
         generate_vmap_rule=generate_vmap_rule,
         vmap=vmap,
         jvp=jvp,
         fsaved_idx=tuple(saved_for_forward_idx),
+        symbolic=_unwrap_staticmethod(symbolic),
+        record=ctx_record,
+        fwd_needs_input_grad=fwd_needs_input_grad,
+        compile_kind=_checked_compile_kind(compile_kind),
+        compile_reason=compile_reason,
     )
+    spec.decorated = None
+    if forward_decorators or backward_decorators:
+        params, call, defaults, _ = _signature_parts(fwd)
+        spec.decorated = Decorated(
+            fwd,
+            (params, call, defaults),
+            name,
+            spec.module,
+            spec.forward_decorators,
+            spec.backward_decorators,
+            backward_name,
+        )
     built: list[Carriers] = []
     eager_apply: list[Callable] = []  # what the fast path calls, once built (the hot path)
     plain_types = _PLAIN_TYPES
     tensor_types = _TENSOR_TYPES
     is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
     functorch_active = torch._C._are_functorch_transforms_active
+    not_objects = _NOT_OBJECTS
+    frame_hook = get_eval_frame_callback
 
     def carriers() -> Carriers:
         if not built:
@@ -407,24 +628,44 @@ def custom_vjp(
         return built[0]
 
     def flat(*args: Any, **kwargs: Any) -> Any:
-        # Fast path: plain tensors (no functorch wrapper, not even a dead one) and
-        # scalars, no keywords, no torch.func transform.
+        # Fast path: plain tensors (no functorch wrapper, not even a dead one), scalars
+        # and objects (a module, a dataclass, a function: what dispatch would pass to the
+        # carrier's apply as they are), no keywords, no torch.func transform, and, with
+        # objects, no torch.compile frame hook (dispatch then runs the call untraced).
         if not kwargs:
+            objects = False
             for arg in args:
                 kind = type(arg)
-                if kind not in plain_types or (kind in tensor_types and is_wrapped(arg)):
+                if kind in plain_types:
+                    if kind in tensor_types and is_wrapped(arg):
+                        break
+                elif isinstance(arg, not_objects):
                     break
+                else:
+                    objects = True
             else:
-                if not functorch_active():
+                if not functorch_active() and not (objects and frame_hook() is not None):
                     if not eager_apply:
                         carriers()
                     return eager_apply[0](*args)
         return dispatch(args, kwargs)
 
     def dispatch(args: tuple, kwargs: dict) -> Any:
-        proxy = _find_proxy((args, kwargs))
-        if proxy is not None:
-            return proxy.tracer.create_proxy("call_function", public, args, kwargs)
+        # Under torch.compile this runs only where dynamo did not capture the call (a
+        # graph break): nothing below it is traced, as with torch.compiler.disable.
+        prior = set_eval_frame(None)
+        try:
+            if prior is not None:
+                _warn_eager_fallback(name, args, kwargs)
+            proxy = _find_proxy((args, kwargs))
+            if proxy is not None:
+                return _fx_call(proxy.tracer, public, args, kwargs)
+            return untraced(args, kwargs)
+        finally:
+            if prior is not None:
+                set_eval_frame(prior)
+
+    def untraced(args: tuple, kwargs: dict) -> Any:
         if functorch_active():
             return carriers().functorch_apply(*args, **kwargs)
         return carriers().eager.apply(*args, **kwargs)
@@ -433,7 +674,12 @@ def custom_vjp(
     # original, ``flat`` behind that decorator's input casting (see _with_input_casting).
     cast = _cast_inputs_of(spec.forward_decorators)
     public = flat if cast is None else _with_input_casting(flat, *cast)
-    for fn in {flat, public}:
+    # What dynamo puts in its graph for a traceable call (flat itself is replaced, for
+    # dynamo, by a shim that calls it: see inliner.runtime._dynamo).
+    node = _graph_node(flat)
+    if spec.compile_kind != "traceable":
+        public = _eager_island(public, _island_message(spec))
+    for fn in {flat, public, node}:
         fn.__name__ = name
         fn.__qualname__ = name
         fn.__module__ = spec.module
@@ -442,22 +688,25 @@ def custom_vjp(
     public.bwd = bwd  # type: ignore[attr-defined]
     public.apply = public  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
     public.carriers = carriers  # type: ignore[attr-defined]
-    public.call = flat  # type: ignore[attr-defined]  # the single call node tracers see
-    for key, value in (attributes or {}).items():
-        setattr(public, key, value)
-    _allow_in_graph(flat)
-    _register_with_thunder(flat, spec)
+    public.compile_kind = spec.compile_kind  # type: ignore[attr-defined]
+    public.compile_reason = spec.compile_reason  # type: ignore[attr-defined]
+    # the call node dynamo's graph holds (the island itself: dynamo never captures it)
+    public.call = node if spec.compile_kind == "traceable" else public  # type: ignore[attr-defined]
+    _register_with_dynamo(_DynamoEntry(spec, flat, node, public, untraced, dispatch))
+    _register_with_thunder((flat, node, public), spec)
     return public
 
 
 def _cast_inputs_of(decorators: Sequence[Callable]) -> tuple[str, Any] | None:
     """``(device_type, dtype)`` of a ``torch.amp.custom_fwd(cast_inputs=dtype)`` decorator
-    (``torch.cuda.amp.custom_fwd`` makes the same partial), if there is one."""
-    for decorator in decorators:
-        if isinstance(decorator, functools.partial) and decorator.func is torch.amp.custom_fwd:
-            cast_inputs = decorator.keywords.get("cast_inputs")
-            if cast_inputs is not None:
-                return decorator.keywords.get("device_type", "cuda"), cast_inputs
+    (``torch.cuda.amp.custom_fwd`` makes the same partial) that is the outermost one: only
+    then is casting first what the original did (another decorator outside it would see
+    the inputs before the cast)."""
+    decorator = decorators[0] if decorators else None
+    if isinstance(decorator, functools.partial) and decorator.func is torch.amp.custom_fwd:
+        cast_inputs = decorator.keywords.get("cast_inputs")
+        if cast_inputs is not None:
+            return decorator.keywords.get("device_type", "cuda"), cast_inputs
     return None
 
 
@@ -490,17 +739,25 @@ class _Spec:
         self.__dict__.update(facts)
 
 
-def _decorated_forward(spec: Any) -> Callable:
-    """``fwd`` behind the original's forward decorators, called as ``(ctx, *args)``."""
+def _decorated_forward(spec: Any, check: Callable[[Any, tuple], None] | None = None) -> Callable:
+    """``fwd`` behind the original's forward decorators, called as ``(ctx, *args)``;
+    ``check`` looks at what fwd returns on the first call (then fwd is called directly).
+    Decorated forwards are the trampolines built once at the binding (unchecked)."""
+    if spec.decorated is not None:
+        return spec.decorated.forward
     fwd = spec.fwd
+
+    def install(function: Callable) -> None:
+        nonlocal fwd
+        fwd = function
+
+    if check is not None:
+        fwd = first_call_checked(fwd, check, install)
 
     def call_fwd(holder: _CtxStandIn, *args: Any, **kwargs: Any) -> Any:
         return fwd(*args, **kwargs)
 
-    decorated = call_fwd
-    for decorator in reversed(spec.forward_decorators):
-        decorated = decorator(decorated)
-    return decorated
+    return call_fwd
 
 
 def _build_carriers(spec: Any) -> Carriers:
@@ -515,18 +772,24 @@ def _build_carriers(spec: Any) -> Carriers:
     # original doing so fails in torch too; a combined-style one works, so its carrier returns
     # a view of such an input instead (what autograd makes of it anyway).
     view_returned_inputs = not spec.fill_defaults
+    record = spec.record
     slot = threading.local()
 
-    decorated_fwd = _decorated_forward(spec)
+    check = functools.partial(check_first_result, spec)
+    decorated_fwd = _decorated_forward(spec, check)
 
     def run(*args: Any, **kwargs: Any) -> Any:
         holder = _CtxStandIn()
+        if spec.fwd_needs_input_grad:
+            kwargs = {**kwargs, "needs_input_grad": slot.needs_input_grad}
         outputs, residuals = decorated_fwd(holder, *args, **kwargs)
         residuals = tuple(residuals)
+        saved_also = residuals[0].to_save or () if record else ()
         if view_returned_inputs:
-            outputs = _view_saved_inputs(outputs, args, residuals, saved_idx, saved_tensors_idx)
+            outputs = _view_saved_inputs(outputs, args, residuals, saved_idx, saved_tensors_idx, saved_also)
         flat_out = _flat_outputs(outputs)
-        slot.repeats = _repeats(flat_out, args, dirty)
+        dirty_now = _positions(residuals[0].dirty_tensors, args) if record else dirty
+        slot.repeats = _repeats(flat_out, args, dirty_now)
         # Residuals that are inputs or outputs (also inside tuples and lists) are
         # re-bound by position in every setup_context call: torch.func calls it once
         # per transform level with differently wrapped tensors. Everything else is
@@ -560,6 +823,8 @@ def _build_carriers(spec: Any) -> Carriers:
         ctx._inliner_group = n_group
         for key, value in holder_attrs.items():
             setattr(ctx, key, value)
+        if record:
+            replay(ctx, residuals[0])
         if not materialize_grads:
             ctx.set_materialize_grads(False)
         if dirty:
@@ -568,6 +833,11 @@ def _build_carriers(spec: Any) -> Carriers:
             ctx.mark_non_differentiable(*[flat_out[j] for j in nondiff])
 
     def backward(ctx: Any, *grads: Any) -> Any:
+        if spec.saved_on_demand:
+            on_demand = SavedOnDemand(ctx, ctx._inliner_plain, saved_idx, saved_tensors_idx)
+            if bwd_needs_input_grad:
+                return bwd(on_demand, *grads, needs_input_grad=ctx.needs_input_grad)
+            return bwd(on_demand, *grads)
         residuals = list(ctx._inliner_plain)
         if reads_saved and (saved_idx or ctx._inliner_group):
             saved = ctx.saved_tensors
@@ -575,15 +845,28 @@ def _build_carriers(spec: Any) -> Carriers:
                 residuals[i] = saved[k]
             if saved_tensors_idx is not None:
                 residuals[saved_tensors_idx] = tuple(saved[len(saved_idx) :])
+        if record:
+            bind(residuals[0], ctx)
         if bwd_needs_input_grad:
             return bwd(tuple(residuals), *grads, needs_input_grad=ctx.needs_input_grad)
         return bwd(tuple(residuals), *grads)
 
     decorated_bwd = backward
-    for decorator in reversed(spec.backward_decorators):
-        decorated_bwd = decorator(decorated_bwd)
+    if spec.decorated is not None:
+        spec.decorated.functorch_backward = backward
+        decorated_bwd = spec.decorated.backward
 
-    forward = _forward_with_signature(fwd, run)
+    hidden = ("needs_input_grad",) if spec.fwd_needs_input_grad else ()
+    if spec.decorated is not None and not spec.fill_defaults:
+        # The decorators must see the inputs apply got, as in eager, not forward's defaults
+        # filled in (keywords are bound to positions before this carrier is applied).
+        # (The engine never combines replayed decorators with a ctx record: no hidden slots.)
+        def forward(*args: Any) -> Any:
+            return run(*args)
+
+        forward.__qualname__ = fwd.__qualname__
+    else:
+        forward = _forward_with_signature(fwd, run, hidden)
     if not spec.fill_defaults:
         # The combined style does not fill forward's defaults before apply.
         forward.__signature__ = inspect.Signature(
@@ -606,7 +889,9 @@ def _build_carriers(spec: Any) -> Carriers:
     if spec.vmap is not None:
         namespace["vmap"] = staticmethod(spec.vmap)
     if spec.jvp is not None:
-        namespace["jvp"] = staticmethod(_jvp_method(spec.jvp, fsaved_idx))
+        namespace["jvp"] = staticmethod(_jvp_method(spec.jvp, fsaved_idx, record))
+    if spec.symbolic is not None:
+        namespace["symbolic"] = staticmethod(spec.symbolic)
     functorch = type(name, (torch.autograd.Function,), namespace)
 
     def functorch_apply(*args: Any, **kwargs: Any) -> Any:
@@ -620,6 +905,8 @@ def _build_carriers(spec: Any) -> Carriers:
         # last of them (all positions are one object); torch.func would give each
         # position its own. Returning the last position's tensor everywhere keeps eager's.
         slot.repeats = ()
+        if spec.fwd_needs_input_grad:  # what eager's ctx.needs_input_grad holds for these slots
+            slot.needs_input_grad = tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
         out = functorch.apply(*args, **kwargs)
         if slot.repeats:
             out = list(out)
@@ -643,13 +930,16 @@ def _build_carriers(spec: Any) -> Carriers:
             materialize_grads=materialize_grads,
             bwd_needs_input_grad=bwd_needs_input_grad,
             bwd_reads_saved=reads_saved,
+            saved_on_demand=spec.saved_on_demand,
             fsaved_idx=fsaved_idx,
             jvp=spec.jvp,
+            check=check,
+            record=record,
+            fwd_needs_input_grad=spec.fwd_needs_input_grad,
         )
-        for decorator in reversed(spec.forward_decorators):
-            eager_forward = decorator(eager_forward)
-        for decorator in reversed(spec.backward_decorators):
-            eager_backward = decorator(eager_backward)
+        if spec.decorated is not None:
+            spec.decorated.eager_forward, eager_forward = eager_forward, spec.decorated.forward
+            spec.decorated.eager_backward, eager_backward = eager_backward, spec.decorated.backward
         eager = type(
             name,
             (torch.autograd.Function,),
@@ -657,10 +947,15 @@ def _build_carriers(spec: Any) -> Carriers:
                 "forward": staticmethod(eager_forward),
                 "backward": staticmethod(eager_backward),
                 **({"jvp": staticmethod(eager_jvp)} if eager_jvp is not None else {}),
+                **({"symbolic": staticmethod(spec.symbolic)} if spec.symbolic is not None else {}),
                 "__module__": spec.module,
                 "__qualname__": name,
             },
         )
+    if spec.decorated is not None:
+        spec.decorated.eager_ctx = eager._backward_cls
+        if spec.fill_defaults:
+            spec.decorated.eager_backward = backward
     return Carriers(eager, functorch, functorch_apply)
 
 
@@ -678,12 +973,24 @@ def _locate(value: Any, args: tuple, flat_out: tuple) -> tuple:
         steps = tuple(_locate(v, args, flat_out) for v in value)
         if any(step[0] != "value" for step in steps):
             return (type(value).__name__, steps, value)
+    elif type(value) is Record:
+        # always a step of its own: each ctx gets its own record (writes stay per ctx)
+        state = {key: _locate(v, args, flat_out) for key, v in state_of(value).items()}
+        return ("record", state, value)
     return ("value", None, value)
 
 
-def _view_saved_inputs(outputs: Any, args: tuple, residuals: tuple, saved_idx: tuple, group_idx: int | None) -> Any:
+def _positions(tensors: Any, args: tuple) -> tuple[int, ...]:
+    """Positions in ``args`` of the objects in ``tensors`` (mark_dirty's arguments)."""
+    return tuple(i for i, a in enumerate(args) if any(a is t for t in tensors or ()))
+
+
+def _view_saved_inputs(
+    outputs: Any, args: tuple, residuals: tuple, saved_idx: tuple, group_idx: int | None, saved_also: tuple = ()
+) -> Any:
     """Outputs that are inputs and also saved for backward, replaced by views of themselves."""
     saved = [residuals[i] for i in saved_idx] + (list(residuals[group_idx]) if group_idx is not None else [])
+    saved += list(saved_also)
     flagged = [s for s in saved if isinstance(s, torch.Tensor) and any(s is a for a in args)]
     if not flagged:
         return outputs
@@ -704,48 +1011,171 @@ def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:
         return tuple(_resolve(s, inputs, flat_out) for s in index)
     if kind == "list":
         return [_resolve(s, inputs, flat_out) for s in index]
+    if kind == "record":
+        return copy_with(value, {key: _resolve(s, inputs, flat_out) for key, s in index.items()})
     return value
 
 
-_pending_allow_in_graph: "weakref.WeakSet[Callable]" = weakref.WeakSet()
+class _DynamoEntry:
+    """What ``inliner.runtime._dynamo`` needs to present one flat callable to dynamo."""
+
+    __slots__ = ("spec", "flat", "node", "public", "untraced", "dispatch", "__weakref__")
+
+    def __init__(
+        self, spec: Any, flat: Callable, node: Callable, public: Callable, untraced: Callable, dispatch: Callable
+    ) -> None:
+        self.spec = spec
+        self.flat = flat  # what the user's code calls (behind the island or input casting, if any)
+        self.node = node  # the graph node of a traceable call
+        self.public = public
+        self.untraced = untraced  # (args, kwargs) -> the carrier's result, no tracer checks
+        self.dispatch = dispatch
+
+
+def _graph_node(flat: Callable) -> Callable:
+    """A twin of ``flat`` for dynamo's graph: dynamo replaces ``flat`` itself by a shim
+    (``inliner.runtime._dynamo``) whose plain-argument calls end in this one node."""
+
+    def node(*args: Any, **kwargs: Any) -> Any:
+        return flat(*args, **kwargs)
+
+    return node
+
+
+def _eager_island(target: Callable, message: str) -> Callable:
+    """``target`` as an eager island: dynamo never traces it (a graph break at the call,
+    or, under ``fullgraph=True``, an error with ``message``), and nothing it calls is
+    traced either, as with ``torch.compiler.disable``. The original autograd.Function
+    gets the same from dynamo when its bodies cannot be traced: its forward, its custom
+    backward and their Python effects run on every call."""
+
+    def island(*args: Any, **kwargs: Any) -> Any:
+        prior = set_eval_frame(None)
+        try:
+            return target(*args, **kwargs)
+        finally:
+            if prior is not None:
+                set_eval_frame(prior)
+
+    # dynamo reads these two attributes of any function it is about to inline
+    island._torchdynamo_disable = True  # type: ignore[attr-defined]
+    island._torchdynamo_disable_msg = message  # type: ignore[attr-defined]
+    return island
+
+
+_COMPILE_KINDS = {
+    "traceable": "",
+    "opaque": "its bodies leave torch, so fake tensors cannot run them",
+    "side_effecting": "its bodies have Python side effects that must happen on every call",
+}
+
+
+def _checked_compile_kind(kind: str) -> str:
+    if kind not in _COMPILE_KINDS:
+        raise ValueError(f"compile_kind must be one of {', '.join(map(repr, _COMPILE_KINDS))}, not {kind!r}")
+    return kind
+
+
+def _island_message(spec: Any) -> str:
+    """What ``torch.compile(fullgraph=True)`` says about an eager island: the Function,
+    why, and how to override (dynamo's own hint below it names ``torch.compiler.disable``)."""
+    reason = f" ({spec.compile_reason})" if spec.compile_reason else ""
+    return (
+        f"inliner: {spec.name} runs eagerly under torch.compile, a graph break at the call, as the "
+        f"original autograd.Function did: {_COMPILE_KINDS[spec.compile_kind]}{reason}. If its forward "
+        "and backward are pure torch, mark it traceable with `# inliner: compile=traceable` on its "
+        "class line"
+    )
+
+
+class CompileFallbackWarning(UserWarning):
+    """A flat callable ran eagerly inside a ``torch.compile`` region (a graph break at the call)."""
+
+
+_fallback_warned: set[tuple[str, str]] = set()
+
+
+def _warn_eager_fallback(name: str, args: tuple, kwargs: dict) -> None:
+    """One warning per Function and argument type when dynamo could not carry an argument
+    into its graph and ran the call eagerly instead (a graph break at the call)."""
+    kind = _first_object_type(args, kwargs)
+    if kind is None or (name, kind) in _fallback_warned:
+        return
+    _fallback_warned.add((name, kind))
+    import warnings
+
+    warnings.warn(
+        f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): "
+        f"its argument of type {kind} could not be carried into the graph",
+        CompileFallbackWarning,
+        stacklevel=4,
+    )
+
+
+def _first_object_type(args: tuple, kwargs: dict) -> str | None:
+    """The qualified name of the first argument that is not a tensor, a scalar, or a
+    list/tuple/dict of those; None if there is none."""
+    stack = list(reversed((*args, *kwargs.values())))
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind in (list, tuple):
+            stack.extend(reversed(value))
+        elif kind is dict:
+            stack.extend(reversed(list(value.values())))
+        elif not isinstance(value, _LEAF_TYPES):
+            return f"{kind.__module__}.{kind.__qualname__}"
+    return None
+
+
+_LEAF_TYPES = (torch.Tensor, int, float, bool, complex, str, bytes, type(None), torch.dtype, torch.device)
+
+_pending_dynamo: "weakref.WeakSet[Callable]" = weakref.WeakSet()  # publics, with ``_inliner_dynamo``
+
+
+def _register_with_dynamo(entry: _DynamoEntry) -> None:
+    """Tell dynamo how to see the call (``inliner.runtime._dynamo``): now if it is loaded, else
+    when something (``torch.compile``) first imports it. Importing ``torch._dynamo``
+    costs about two seconds, which code that never compiles must not pay."""
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is not None and hasattr(dynamo, "allow_in_graph"):
+        from inliner.runtime import _dynamo
+
+        _dynamo.register(entry)
+        return
+    entry.public._inliner_dynamo = entry  # type: ignore[attr-defined]
+    _pending_dynamo.add(entry.public)
+    _after_import("torch._dynamo", _flush_dynamo)
+
+
+def _flush_dynamo(_dynamo_module: Any) -> None:
+    from inliner.runtime import _dynamo
+
+    for public in list(_pending_dynamo):
+        _dynamo.register(public._inliner_dynamo)
+        del public._inliner_dynamo
+    _pending_dynamo.clear()
+
+
 _pending_thunder: "weakref.WeakKeyDictionary[Callable, Any]" = weakref.WeakKeyDictionary()
 
 
-def _allow_in_graph(fn: Callable) -> None:
-    """Make dynamo emit one plain call node for ``fn`` instead of tracing into it.
-
-    Importing ``torch._dynamo`` costs about two seconds, so when it is not loaded yet
-    the registration waits until something (``torch.compile``) imports it.
-    """
-    dynamo = sys.modules.get("torch._dynamo")
-    if dynamo is not None and hasattr(dynamo, "allow_in_graph"):
-        dynamo.allow_in_graph(fn)
-        return
-    _pending_allow_in_graph.add(fn)
-    _after_import("torch._dynamo", _flush_allow_in_graph)
-
-
-def _flush_allow_in_graph(dynamo: Any) -> None:
-    for fn in list(_pending_allow_in_graph):
-        dynamo.allow_in_graph(fn)
-    _pending_allow_in_graph.clear()
-
-
-def _register_with_thunder(fn: Callable, spec: Any) -> None:
-    """Give ``thunder.jit`` a lookaside for ``fn`` (``inliner.runtime._thunder``), now if thunder is
-    loaded, else right after it is first imported."""
+def _register_with_thunder(fns: tuple[Callable, ...], spec: Any) -> None:
+    """Give ``thunder.jit`` a lookaside for each of ``fns`` (``inliner.runtime._thunder``), now
+    if thunder is loaded, else right after it is first imported."""
     if "thunder" in sys.modules:
-        _thunder_register(fn, spec)
+        _thunder_register(fns, spec)
         return
-    _pending_thunder[fn] = spec
+    # keyed by the first (the flat callable); the others are kept weakly with it
+    _pending_thunder[fns[0]] = (tuple(weakref.ref(fn) for fn in fns[1:]), spec)
     _after_import("thunder", _flush_thunder)
 
 
-def _thunder_register(fn: Callable, spec: Any) -> None:
+def _thunder_register(fns: tuple[Callable, ...], spec: Any) -> None:
     try:
         from inliner.runtime import _thunder
 
-        _thunder.register(fn, spec, _decorated_forward(spec))
+        _thunder.register(fns, spec, _decorated_forward(spec))
     except Exception as exc:  # a thunder whose internals moved must not break an import
         _warn_thunder_once(exc)
 
@@ -767,8 +1197,9 @@ def _warn_thunder_once(exc: Exception) -> None:
 
 
 def _flush_thunder(_thunder_module: Any) -> None:
-    for fn, spec in list(_pending_thunder.items()):
-        _thunder_register(fn, spec)
+    for fn, (others, spec) in list(_pending_thunder.items()):
+        alive = tuple(f for f in (ref() for ref in others) if f is not None)
+        _thunder_register((fn, *alive), spec)
     _pending_thunder.clear()
 
 

@@ -13,7 +13,8 @@ import torch
 
 
 class _CtxStandIn:
-    """What forward decorators (``custom_fwd``) see as ``ctx``; its attributes move to the real ctx."""
+    """What decorators see as ``ctx`` where no carrier gives one (torch.func's forward, thunder);
+    its attributes move to the real ctx."""
 
 
 def _flat_outputs(output: Any) -> tuple:

@@ -60,26 +60,30 @@ import thunder.core.prims as prims
 import thunder.torch as ltorch
 
 from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
+from inliner.runtime._record import Record, bind, state_of
 
 
-def register(flat: Callable, spec: Any, decorated_fwd: Callable) -> None:
-    """Route every ``thunder.jit`` call of ``flat`` through :func:`_lookaside`, or, for a
-    Function thunder cannot run faithfully, through :func:`_refuse` (a loud error rather
-    than wrong gradients)."""
+def register(fns: tuple[Callable, ...], spec: Any, decorated_fwd: Callable) -> None:
+    """Route every ``thunder.jit`` call of each of ``fns`` (the flat callable, the twin
+    dynamo's graph calls, the eager island a user calls) through :func:`_lookaside`, or,
+    for a Function thunder cannot run faithfully, through :func:`_refuse` (a loud error
+    rather than wrong gradients)."""
+    flat = fns[0]
     if not spec.materialize_grads:
         lookaside = functools.partial(_refuse, spec.name, _NO_NONE_GRADS)
     elif spec.dirty:
         lookaside = functools.partial(_refuse, spec.name, _NO_DIRTY)
     else:
-        lookaside = functools.partial(
-            _lookaside, flat, spec.name, spec.fwd, decorated_fwd, _backward(spec), spec.nondiff
-        )
-    jit_ext._general_jit_lookaside_map[flat] = lookaside
-    # thunderfx: run the call inside thunder, except where thunder cannot run it inside one
-    # symbol (forward decorators: custom_fwd enters autocast contexts) or where the call is
-    # refused but thunderfx's fallback gives the original's gradients (materialize_grads).
-    # A mark_dirty Function stays inside, refused: the fallback drops its custom backward.
-    flat.thunder_supported = spec.materialize_grads and not spec.forward_decorators  # type: ignore[attr-defined]
+        how = _How(spec.nondiff, spec.record, spec.fwd_needs_input_grad)
+        lookaside = functools.partial(_lookaside, flat, spec.name, spec.fwd, decorated_fwd, _backward(spec), how)
+    for fn in fns:
+        jit_ext._general_jit_lookaside_map[fn] = lookaside
+        # thunderfx: run the call inside thunder, except where thunder cannot run it inside
+        # one symbol (forward decorators: custom_fwd enters autocast contexts) or where the
+        # call is refused but thunderfx's fallback gives the original's gradients
+        # (materialize_grads). A mark_dirty Function stays inside, refused: the fallback
+        # drops its custom backward.
+        fn.thunder_supported = spec.materialize_grads and not spec.forward_decorators  # type: ignore[attr-defined]
 
 
 _NO_NONE_GRADS = (
@@ -96,6 +100,15 @@ def _refuse(name: str, why: str, *args: Any, **kwargs: Any) -> Any:
     raise NotImplementedError(f"{name}: thunder cannot run this custom Function: {why}")
 
 
+class _How:
+    """What the lookaside of one flat callable needs to know besides fwd and bwd."""
+
+    def __init__(self, nondiff: tuple[int, ...], record: bool, fwd_needs_input_grad: bool) -> None:
+        self.nondiff = nondiff
+        self.record = record  # fwd's one residual is a ctx Record
+        self.fwd_needs_input_grad = fwd_needs_input_grad
+
+
 def _backward(spec: Any) -> Callable:
     """``backward(ctx, *grads)`` with the original's backward decorators, reading the
     residuals (and ``needs_input_grad``) from the stand-in ctx."""
@@ -106,15 +119,18 @@ def _backward(spec: Any) -> Callable:
             return bwd(ctx._inliner_residuals, *grads, needs_input_grad=ctx._inliner_needs_input_grad)
         return bwd(ctx._inliner_residuals, *grads)
 
-    for decorator in reversed(spec.backward_decorators):
-        backward = decorator(backward)
-    return backward
+    if spec.decorated is None:
+        return backward
+    spec.decorated.standin_backward = backward  # the decorators were applied once, in custom_vjp
+    return spec.decorated.backward
 
 
 def _proxy_leaves(value: Any) -> list:
     """The proxies in ``value``, searched inside tuples, lists and dicts, in a fixed order."""
     if isinstance(value, Proxy):
         return [value]
+    if type(value) is Record:
+        return [leaf for item in state_of(value).values() for leaf in _proxy_leaves(item)]
     if isinstance(value, (tuple, list)):
         return [leaf for item in value for leaf in _proxy_leaves(item)]
     if isinstance(value, dict):
@@ -132,6 +148,45 @@ def _new(obj: Any) -> Any:
     """``obj`` wrapped as made during tracing, so attributes set on it are plain sets
     (thunder defers sets on outside objects to the epilogue)."""
     return wrap_const(obj, provenance=ProvenanceRecord(PseudoInst.NEW, inputs=[wrap_const(type(obj)).provenance]))
+
+
+def _with_keyword(func: Callable, **keywords: Any) -> Callable:
+    """``func`` with ``keywords`` added to every call (traced through by the interpreter)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs, **keywords)
+
+    return call
+
+
+def _record_of(name: str, trace: Any, needs_input_grad: tuple[bool, ...]) -> tuple[int, ...]:
+    """For a ctx record: refuse what thunder cannot run (as for a flat callable with those
+    static flags), make the record answer ``saved_tensors`` and ``needs_input_grad`` in the
+    backward trace, and return the positions of the outputs it marked non-differentiable.
+    The return of ``trace`` then hands over the record's tensors, not the record."""
+    outputs, residuals = unwrap(trace.output)
+    (record,) = residuals
+    if record._inliner_materialize is False:
+        _refuse(name, _NO_NONE_GRADS)
+    if record.dirty_tensors is not None:
+        _refuse(name, _NO_DIRTY)
+    flat = _flat_outputs(outputs)
+    marked = record.non_differentiable or ()
+    nondiff = tuple(j for j, out in enumerate(flat) if any(out is m for m in marked))
+    ctx = _CtxStandIn()
+    ctx.saved_tensors = tuple(record.to_save or ())  # thunder keeps no saved-tensor checks
+    ctx.needs_input_grad = needs_input_grad
+    record._inliner_needs_input_grad = needs_input_grad
+    record.saved_for_forward = None  # thunder runs no jvp
+    bind(record, ctx, strong=True)
+    return nondiff
+
+
+def _returning(trace: Any, value: Any) -> None:
+    """Make ``trace`` return ``value`` instead of what it returned."""
+    trace.bound_symbols = [b for b in trace.bound_symbols if b.sym.id != prims.PrimIDs.RETURN]
+    with tracectx(trace):
+        prims.python_return(value)
 
 
 def _eager_outputs(trace: Any) -> tuple[Any, Any, dict[int, int]]:
@@ -268,7 +323,7 @@ def _lookaside(
     fwd: Callable,
     decorated_fwd: Callable,
     backward: Callable,
-    nondiff: tuple[int, ...],
+    how: _How,
     *args: Any,
     **kwargs: Any,
 ) -> Any:
@@ -282,6 +337,12 @@ def _lookaside(
     holder = _CtxStandIn()
     plain_args = tuple(unwrap(a) for a in args)
     plain_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
+    # thunder cannot tell at trace time which inputs will need a gradient (an
+    # intermediate's proxy says requires_grad=False): every floating-point tensor input
+    # may, and a gradient computed for one that does not is dropped.
+    needs_input_grad = tuple(isinstance(a, TensorProxy) and dtypes.is_inexact_dtype(a.dtype) for a in plain_args)
+    if how.fwd_needs_input_grad:
+        decorated_fwd = _with_keyword(decorated_fwd, needs_input_grad=needs_input_grad)
 
     # Forward: fwd's body, returning (outputs, residuals).
     fwd_trace, provenance = jit_ext._convert_pytorchfunc_to_thundertrace(
@@ -295,7 +356,12 @@ def _lookaside(
     )
     if fwd_trace is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
         return fwd_trace
+    nondiff = how.nondiff
+    if how.record:
+        nondiff = _record_of(name, fwd_trace, needs_input_grad)
     outputs, residuals, route = _eager_outputs(fwd_trace)
+    if how.record:
+        _returning(fwd_trace, (outputs, _unique(_proxy_leaves(residuals))))
     aliased_fwd_trace = _aliased(fwd_trace)
     outputs_only = from_trace(aliased_fwd_trace)
     outputs_only.bound_symbols.extend(
@@ -318,12 +384,7 @@ def _lookaside(
     bwd_holder = _CtxStandIn()
     vars(bwd_holder).update(vars(holder))
     bwd_holder._inliner_residuals = residuals
-    # thunder cannot tell at trace time which inputs will need a gradient (an
-    # intermediate's proxy says requires_grad=False): every floating-point tensor input
-    # may, and a gradient computed for one that does not is dropped.
-    bwd_holder._inliner_needs_input_grad = tuple(
-        isinstance(a, TensorProxy) and dtypes.is_inexact_dtype(a.dtype) for a in plain_args
-    )
+    bwd_holder._inliner_needs_input_grad = needs_input_grad
     wrapped_grads = tuple(wrap(g, provenance=provenance) if g is not None else wrap_const(None) for g in grads)
     bwd_trace, _ = jit_ext._convert_pytorchfunc_to_thundertrace(
         backward,

@@ -16,13 +16,21 @@ from typing import Callable
 import libcst as cst
 
 from inliner.engine.analysis.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
-from inliner.engine.model import CustomVJP, Refuse, VJPSpec
+from inliner.engine.function_class.ctx_record import FALLBACK_CODES, RecordLowering, Resolve
+from inliner.engine.function_class.decorators import (
+    DecoratorReader,
+    DecoratorUse,
+    check_ctx_reads,
+    check_evaluation_order,
+    member_expressions,
+)
+from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, split_class_body
+from inliner.engine.model import CustomVJP, KeptClass, Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
 from inliner.engine.walk import on_paths_to
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
-_MEMBERS = {"forward", "backward", "vjp", "setup_context", "vmap", "jvp"}
 _RESERVED_ATTRS = {
     "saved_tensors",
     "saved_variables",
@@ -38,10 +46,6 @@ _RESERVED_ATTRS = {
 _CTX_CALLS = {"save_for_backward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads"}
 
 
-def _is_torch_decorator(qnames: set[str], leaf: str) -> bool:
-    return any(q.startswith("torch.") and q.rsplit(".", 1)[-1] == leaf for q in qnames)
-
-
 @dataclass
 class _Residual:
     kind: str  # "saved" | "attr" | "group"
@@ -51,50 +55,55 @@ class _Residual:
     defined_by: list[int] = field(default_factory=list)  # ids of small statements that assign it
 
 
+@dataclass
+class Inherited:
+    """What a subclass of a flattened Function in the same module takes from its bases."""
+
+    members: dict[str, cst.FunctionDef]
+    generate_vmap_rule: cst.BaseExpression | None
+    symbolic_base: str | None  # the direct base, if some base defines ``symbolic``
+
+
 def lower_function_class(
-    cls: cst.ClassDef, *, qualified: QualifiedNames, taken: set[str]
+    cls: cst.ClassDef,
+    *,
+    qualified: QualifiedNames,
+    taken: set[str],
+    decorators: DecoratorReader,
+    keep: bool = False,
+    class_alias: str | None = None,
+    inherited: Inherited | None = None,
+    resolve: Resolve | None = None,
+    record_name: str = "Record",
 ) -> CustomVJP:
+    """Lower ``cls``: ctx spelled as named residuals where it can be, else (given
+    ``resolve``, which finds the helpers ctx is handed to) kept as a ctx record; with
+    ``keep`` (or when its body needs one) a plain class stays too.
+
+    ``class_alias`` is the name that certainly means this class where the flat functions
+    run (a classmethod member's ``cls`` is renamed to it); ``inherited`` are the members
+    of its flattened bases, for a subclass in the same module.
+    """
     name = cls.name.value
-    if cls.decorators:
-        raise Refuse("INL105", f"class {name} has class decorators", cls)
     if cls.keywords:
         raise Refuse("INL105", f"class {name} passes keywords (a metaclass?) to its bases", cls)
     if len(cls.bases) != 1:
         raise Refuse("INL105", f"class {name} has more than one base class", cls)
 
-    members: dict[str, cst.FunctionDef] = {}
-    docstring: cst.SimpleStatementLine | None = None
-    generate_vmap_rule: cst.BaseExpression | None = None
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-    for index, stmt in enumerate(body):
-        if isinstance(stmt, cst.FunctionDef):
-            member = stmt.name.value
-            if member not in _MEMBERS:
-                raise Refuse("INL105", f"class {name} defines `{member}`, which the flat form cannot carry", stmt)
-            if member in members:
-                raise Refuse("INL105", f"class {name} defines `{member}` twice", stmt)
-            members[member] = stmt
-            continue
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
-                    docstring = stmt
-                elif isinstance(small, cst.Pass):
-                    pass
-                elif (
-                    isinstance(small, cst.Assign)
-                    and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Name)
-                    and small.targets[0].target.value == "generate_vmap_rule"
-                ):
-                    generate_vmap_rule = small.value
-                else:
-                    raise Refuse("INL105", f"class {name} has a class-level statement the flat form cannot carry", small)
-            continue
-        raise Refuse("INL105", f"class {name} has a class-level statement the flat form cannot carry", stmt)
+    body = split_class_body(cls, is_classmethod=lambda expr: "builtins.classmethod" in qualified(expr))
+    members = {**(inherited.members if inherited else {}), **body.members}
+    docstring = body.docstring
+    generate_vmap_rule = body.generate_vmap_rule
+    if generate_vmap_rule is None and inherited is not None:
+        generate_vmap_rule = inherited.generate_vmap_rule
+    keep = keep or body.needs_class or bool(cls.decorators) or inherited is not None
 
     for member, func in list(members.items()):
-        members[member] = _classmethod_as_static(func, qualified, name)
+        used = names_in(func) & {"super", "__class__"}
+        if used:
+            # both need the class cell of a method; a module-level function has none
+            raise Refuse("INL105", f"class {name}: `{member}` uses `{sorted(used)[0]}`", func)
+        members[member] = _classmethod_as_static(func, qualified, name, class_alias)
 
     forward = members.get("forward")
     if forward is None:
@@ -105,40 +114,62 @@ def lower_function_class(
     if backward is None:
         raise Refuse("INL105", f"class {name} has no backward (or vjp)", cls)
 
-    forward_decorators = _decorators(forward, qualified, {"custom_fwd"}, name)
-    backward_decorators = _decorators(backward, qualified, {"custom_bwd", "once_differentiable"}, name)
+    order = _member_order(cls, [*(inherited.members if inherited else ()), *(["generate_vmap_rule"] if generate_vmap_rule is not None else [])])
+    forward_uses, backward_uses = _replayed_decorators(name, members, order, generate_vmap_rule, decorators)
+    _check_replay_place(name, (*forward_uses, *backward_uses), own=body.members, keep=keep)
 
     base = snake_case(name)
     fwd_name = fresh(f"{base}_fwd", taken)
     bwd_name = fresh(f"{base}_bwd", taken)
 
     if "setup_context" in members:
-        if forward_decorators:
-            raise Refuse(
-                "INL106",
-                f"class {name}: custom_fwd on a setup_context forward is broken in torch itself; fix the original first",
-                forward,
-            )
         lowering = _SetupContextLowering(name, forward, members["setup_context"], backward)
     else:
         lowering = _CombinedLowering(name, forward, backward)
     jvp = members.get("jvp")
     if jvp is not None:
-        _decorators(jvp, qualified, set(), name)
         lowering.jvp = jvp
         lowering.jvp_name = fresh(f"{base}_jvp", taken)
-    fwd_def, bwd_def, spec = lowering.lower(fwd_name, bwd_name)
-    spec.forward_decorators = forward_decorators
-    spec.backward_decorators = backward_decorators
+    try:
+        fwd_def, bwd_def, spec = lowering.lower(fwd_name, bwd_name)
+        extra: list[cst.FunctionDef] = list(lowering.extra)
+    except Refuse as refused:
+        if refused.refusal.code not in FALLBACK_CODES or resolve is None or lowering.joined is None:
+            raise
+        record = RecordLowering(
+            name,
+            lowering.joined,
+            backward,
+            jvp,
+            record_name,
+            resolve,
+            setup_style="setup_context" in members,
+            reason=refused.refusal.reason.removeprefix(f"class {name}: "),
+        )
+        fwd_def, bwd_def, spec, extra = record.lower(fwd_name, bwd_name, lowering.jvp_name)
+        if forward_uses or backward_uses:
+            raise Refuse(
+                "INL106",
+                f"class {name}: its ctx needs a record ({spec.record_reason}), and decorators are not replayed around a record",
+                (forward_uses or backward_uses)[0].expr,
+            ) from None
+    spec.forward_decorators = tuple(use.expr for use in forward_uses)
+    spec.backward_decorators = tuple(use.expr for use in backward_uses)
+    spec.decorators = (*forward_uses, *backward_uses)
+    spec.backward_name = backward.name.value
     spec.generate_vmap_rule = generate_vmap_rule
-
-    if docstring is not None:
+    kept = None
+    if keep:
+        kept = KeptClass(cls.with_changes(body=cls.body.with_changes(body=body.kept)), replace_base=inherited is None)
+        if body.symbolic:
+            spec.symbolic = cst.Name("symbolic")
+        elif inherited is not None and inherited.symbolic_base is not None:
+            spec.symbolic = cst.Attribute(cst.Name(inherited.symbolic_base), cst.Name("symbolic"))
+    elif docstring is not None:
         fwd_def = _with_docstring(fwd_def, docstring)
 
-    extra: list[cst.FunctionDef] = list(lowering.extra)
     vmap = members.get("vmap")
     if vmap is not None:
-        _decorators(vmap, qualified, set(), name)
         spec.vmap = fresh(f"{base}_vmap", taken)
         extra.append(vmap.with_changes(name=cst.Name(spec.vmap), decorators=()))
 
@@ -149,40 +180,120 @@ def lower_function_class(
         spec=spec,
         extra=extra,
         leading_lines=tuple(cls.leading_lines),
+        kept=kept,
     )
 
 
-def _decorators(
-    func: cst.FunctionDef, qualified: QualifiedNames, allowed: set[str], cls_name: str
-) -> tuple[cst.BaseExpression, ...]:
-    is_static = False
-    kept: list[cst.BaseExpression] = []
-    for decorator in func.decorators:
-        expr = decorator.decorator
-        target = expr.func if isinstance(expr, cst.Call) else expr
-        qnames = qualified(target)
-        if "builtins.staticmethod" in qnames or (isinstance(expr, cst.Name) and expr.value == "staticmethod" and not qnames):
-            is_static = True
-            continue
-        leaf = next((a for a in allowed if _is_torch_decorator(qnames, a)), None)
-        if leaf is None:
+def _member_order(cls: cst.ClassDef, inherited: list[str]) -> list[str]:
+    """The autograd members and ``generate_vmap_rule`` in class-body order; what a base
+    defined comes first (its class body ran before this one)."""
+    own: list[str] = []
+    for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value in AUTOGRAD_MEMBERS:
+            own.append(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine) and any(_assigns_vmap_rule(small) for small in stmt.body):
+            own.append("generate_vmap_rule")
+    return [*(m for m in dict.fromkeys(inherited) if m not in own), *own]
+
+
+def _assigns_vmap_rule(small: cst.BaseSmallStatement) -> bool:
+    return (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and small.targets[0].target.value == "generate_vmap_rule"
+    )
+
+
+def _check_replay_place(name: str, uses: tuple[DecoratorUse, ...], *, own: dict[str, cst.FunctionDef], keep: bool) -> None:
+    """Refuse replays that would run a decorator somewhere else than the original did.
+
+    An inherited member was decorated once, in its base's body: replaying it for the
+    subclass would apply the decorator again. A kept class binds ``apply`` at the end of
+    its body, after every kept statement, so a wrapper whose arguments are evaluated
+    (``@guard(check=True)``) could change order with them.
+    """
+    for use in uses:
+        if use.member not in own:
+            raise Refuse("INL106", f"class {name}: the decorators of inherited `{use.member}` would be applied a second time", use.expr)
+        if keep and use.kind == "wrapper" and isinstance(use.expr, cst.Call):
             raise Refuse(
                 "INL106",
-                f"class {cls_name}: decorator on `{func.name.value}` is not one the engine understands",
-                decorator,
+                f"class {name}: a kept class binds apply after its other statements, which would move the evaluation of this decorator's arguments",
+                use.expr,
             )
-        kept.append(expr)
-    if not is_static:
-        raise Refuse(
-            "INL105",
-            f"class {cls_name}: `{func.name.value}` is not a @staticmethod (legacy or classmethod Functions are not flattened)",
-            func,
-        )
-    return tuple(kept)
 
 
-def _classmethod_as_static(func: cst.FunctionDef, qualified: QualifiedNames, cls_name: str) -> cst.FunctionDef:
-    """``@classmethod def backward(cls, ctx, ...)`` that never uses ``cls`` is a staticmethod in disguise."""
+def _replayed_decorators(
+    name: str,
+    members: dict[str, cst.FunctionDef],
+    order: list[str],
+    generate_vmap_rule: cst.BaseExpression | None,
+    read: DecoratorReader,
+) -> tuple[tuple[DecoratorUse, ...], tuple[DecoratorUse, ...]]:
+    """The decorators of forward and backward, which the carriers replay; refuses those
+    (and any on the other members) whose replay would not be exact (``decorators``)."""
+    forward = members["forward"]
+    backward = members.get("backward") or members["vjp"]
+    forward_uses = read.read(forward, replayable=True)
+    backward_uses = read.read(backward, replayable=True)
+    for other in ("setup_context", "jvp", "vmap"):
+        if other in members:
+            read.read(members[other], replayable=False)
+    if "setup_context" in members and forward_uses:
+        if any(use.target.endswith(".custom_fwd") for use in forward_uses):
+            reason = "custom_fwd on a setup_context forward is broken in torch itself; fix the original first"
+        else:
+            reason = (
+                "a decorator on a setup_context-style forward is not replayed (it takes no ctx, and "
+                "torch fills apply's defaults from the decorated signature)"
+            )
+        raise Refuse("INL106", f"class {name}: {reason}", forward_uses[0].expr)
+    setters = [forward, members["setup_context"]] if "setup_context" in members else [forward]
+    check_ctx_reads(name, (*forward_uses, *backward_uses), set().union(*map(_ctx_attributes_set, setters)))
+    others = {member: member_expressions(func) for member, func in members.items()}
+    if generate_vmap_rule is not None:
+        others["generate_vmap_rule"] = [generate_vmap_rule]
+    uses = {forward.name.value: forward_uses, backward.name.value: backward_uses}
+    check_evaluation_order(name, order, uses, others, read.qualified)
+    return forward_uses, backward_uses
+
+
+def _ctx_attributes_set(forward: cst.FunctionDef) -> set[str]:
+    """Names of the attributes forward sets on its first parameter (ctx)."""
+    params = forward.params.posonly_params or forward.params.params
+    if not params:
+        return set()
+    ctx = params[0].name.value
+    found: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            for target in _targets(node.target):
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == ctx:
+                    found.add(target.attr.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self.visit_AssignTarget(cst.AssignTarget(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self.visit_AssignTarget(cst.AssignTarget(node.target))
+
+    forward.body.visit(Visitor())
+    return found - _RESERVED_ATTRS
+
+
+def _targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [t for e in target.elements for t in _targets(e.value)]
+    return [target]
+
+
+def _classmethod_as_static(
+    func: cst.FunctionDef, qualified: QualifiedNames, cls_name: str, class_alias: str | None
+) -> cst.FunctionDef:
+    """``@classmethod def backward(cls, ctx, ...)`` is a staticmethod whose ``cls`` is the class:
+    where it is used, it is renamed to ``class_alias``, the name that means the class."""
     for i, decorator in enumerate(func.decorators):
         expr = decorator.decorator
         if not (isinstance(expr, cst.Name) and "builtins.classmethod" in qualified(expr)):
@@ -191,12 +302,25 @@ def _classmethod_as_static(func: cst.FunctionDef, qualified: QualifiedNames, cls
         if not params:
             raise Refuse("INL109", f"class {cls_name}: classmethod `{func.name.value}` takes no cls", func)
         cls_param = params[0].name.value
-        if cls_param in names_in(func.body):
-            raise Refuse("INL105", f"class {cls_name}: `{func.name.value}` uses `{cls_param}`, the class itself", func)
         static = decorator.with_changes(decorator=cst.Name("staticmethod"))
         decorators = [*func.decorators[:i], static, *func.decorators[i + 1 :]]
-        return func.with_changes(decorators=decorators, params=_params_without_first(func.params))
+        func = func.with_changes(decorators=decorators, params=_params_without_first(func.params))
+        if cls_param in names_in(func):
+            func = _rename_cls(func, cls_param, cls_name, class_alias)
+        return func
     return func
+
+
+def _rename_cls(func: cst.FunctionDef, cls_param: str, cls_name: str, class_alias: str | None) -> cst.FunctionDef:
+    role = func.name.value
+    if class_alias is None:
+        raise Refuse(
+            "INL105", f"class {cls_name}: `{role}` uses `{cls_param}`, and no name certainly means the class where it runs", func
+        )
+    stores = analyse(func, None).stores
+    if cls_param in stores or class_alias in stores or class_alias in _param_names(func.params):
+        raise Refuse("INL105", f"class {cls_name}: `{role}` rebinds `{cls_param}` or `{class_alias}`", func)
+    return rename(func, {cls_param: class_alias})
 
 
 def _with_docstring(func: cst.FunctionDef, docstring: cst.SimpleStatementLine) -> cst.FunctionDef:
@@ -307,10 +431,10 @@ class _BodyRewriter(cst.CSTTransformer):
         for stmt in block.body:
             if id(stmt) in self.emptied:
                 assert isinstance(stmt, cst.SimpleStatementLine)
-                carried.extend(line for line in stmt.leading_lines if line.comment is not None)
-                comment = stmt.trailing_whitespace.comment
-                if comment is not None:
-                    carried.append(cst.EmptyLine(comment=comment))
+                # Its own comments (on the line, or right above it) go with it; a comment
+                # a blank line apart is about what follows, and stays.
+                apart, _ = _split_leading(stmt)
+                carried.extend(line for line in apart if line.comment is not None)
                 continue
             if carried:
                 stmt = stmt.with_changes(leading_lines=(*carried, *stmt.leading_lines))
@@ -341,6 +465,7 @@ class _CombinedLowering:
         self.jvp: cst.FunctionDef | None = None  # forward-mode rule, lowered like backward
         self.jvp_name = ""
         self.extra: list[cst.FunctionDef] = []
+        self.joined: cst.FunctionDef | None = forward  # the combined-style forward lowered
 
     # -- entry ---------------------------------------------------------------
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
@@ -464,8 +589,13 @@ class _CombinedLowering:
             self.jvp_facts = analyse(self.jvp, _first_param(self.jvp, name), "backward")
             read_later |= {u.attr for u in self.jvp_facts.ctx_uses if u.kind in ("read", "getattr")}
         residuals[:] = [r for r in residuals if r.kind != "attr" or r.attr in read_later]
+        read_in_forward = {u.attr for u in reads}
+        dead = [u for u in sets if u.attr not in read_later and u.attr not in read_in_forward]
+        self._drop_dead_sets(dead, smalls, facts, param_names)
 
         for use in reads:
+            if use.attr == "needs_input_grad":
+                raise Refuse("INL100", f"class {name}: forward reads `{ctx}.needs_input_grad`", use.node)
             if use.attr not in attr_residual:
                 raise Refuse("INL100", f"class {name}: forward reads `{ctx}.{use.attr}`, which it never sets", use.node)
             first_set = min(u.position for u in set_sites[use.attr])
@@ -583,6 +713,35 @@ class _CombinedLowering:
         return lowered
 
     # -- helpers ---------------------------------------------------------------
+    def _drop_dead_sets(self, dead: list[CtxUse], smalls, facts, param_names: list[str]) -> None:
+        """``ctx.attr = value`` that nothing reads: no local of its own (it would be unused).
+
+        The value is still evaluated (it may raise, or do work) unless that certainly
+        does nothing: a literal, or a parameter that is bound there. In ``ctx.a, ctx.b =
+        x, y`` only the pairs of dead attributes with such values go.
+        """
+        by_assign: dict[int, list[CtxUse]] = {}
+        for use in dead:
+            by_assign.setdefault(id(use.node), []).append(use)
+        for uses in by_assign.values():
+            assign = uses[0].node
+            replacement = smalls.get(id(assign))
+            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1) or replacement is None:
+                continue
+
+            def inert(value: cst.BaseExpression, use: CtxUse = uses[0]) -> bool:
+                return _inert(value, lambda name: self._bound_parameter(name, use, facts, param_names))
+
+            if isinstance(assign.targets[0].target, cst.Attribute):
+                smalls[id(assign)] = None if inert(assign.value) else cst.Expr(assign.value)
+            else:
+                smalls[id(assign)] = _without_dead_pairs(assign, replacement, {u.attr for u in uses}, inert)
+
+    def _bound_parameter(self, name: str, use: CtxUse, facts, param_names: list[str]) -> bool:
+        """``name`` is a parameter that nothing can have unbound (``del``) before ``use``."""
+        stores = facts.stores.get(name, [])
+        return name in param_names and not (stores and use.in_loop) and all(p > use.position for p, _, _ in stores)
+
     def _getattr_defaults(self, bwd_facts) -> dict[str, cst.BaseExpression]:
         """attr -> its default, for attributes backward reads only via ``getattr(ctx, "attr", same constant)``."""
         found: dict[str, list[cst.BaseExpression]] = {}
@@ -829,6 +988,13 @@ class _CombinedLowering:
                 raise Refuse("INL100", f"class {name}: {role} calls `{ctx}.{use.attr}`", use.node)
 
         saved = [r for r in residuals if r.kind == saved_kind]
+        saved_reads = [u.node for u in facts.ctx_uses if u.kind == "read" and u.attr in ("saved_tensors", "saved_variables")]
+        # Reading saved tensors runs the version check, unpack hooks and the freed-graph
+        # check: where the original may skip or repeat the read, bwd reads them where it did.
+        sends_saved = bool(spec.saved_for_backward_idx) or spec.saved_tensors_idx is not None
+        on_demand = saved_kind == "saved" and sends_saved and bool(saved_reads) and not _read_up_front(func, saved_reads)
+        if on_demand:
+            unpack = None
         merged = unpack is not None and saved and len(unpack[1]) == len(saved)
         if merged:
             assert unpack is not None
@@ -849,6 +1015,9 @@ class _CombinedLowering:
                 assert r.attr is not None
                 r.bwd_name = fresh(r.attr if r.attr not in taken else f"{r.attr}_saved", taken)
 
+        residuals_name = fresh("residuals", taken)
+        if on_demand:
+            saved_value = _saved_slots(residuals_name, residuals, spec)
         needs_input_grad = False
         for use in facts.ctx_uses:
             if use.kind == "getattr":
@@ -867,7 +1036,9 @@ class _CombinedLowering:
             if use.attr in ("saved_tensors", "saved_variables"):
                 if merged:
                     continue
-                if spec.saved_tensors_idx is not None and saved_kind == "saved":
+                if on_demand:
+                    attributes[id(use.node)] = saved_value
+                elif spec.saved_tensors_idx is not None and saved_kind == "saved":
                     attributes[id(use.node)] = cst.Name(residuals[spec.saved_tensors_idx].bwd_name)
                 elif saved:
                     attributes[id(use.node)] = _tuple([r.bwd_name for r in saved])
@@ -885,13 +1056,13 @@ class _CombinedLowering:
             else:
                 raise Refuse("INL100", f"class {name}: {role} reads `{ctx}.{use.attr}`, which forward never sets", use.node)
         spec.bwd_needs_input_grad = needs_input_grad
-        reads_saved = any(u.kind == "read" and u.attr in ("saved_tensors", "saved_variables") for u in facts.ctx_uses)
-        if not reads_saved and (spec.saved_for_backward_idx or spec.saved_tensors_idx is not None):
+        if saved_kind == "saved":
+            spec.saved_on_demand = on_demand
+        if not saved_reads and (spec.saved_for_backward_idx or spec.saved_tensors_idx is not None):
             spec.bwd_reads_saved = False  # unpacking would run a version check the original never ran
 
         new_backward = func.visit(_BodyRewriter(smalls, attributes, {}))
         assert isinstance(new_backward, cst.FunctionDef)
-        residuals_name = fresh("residuals", taken)
         grads = _params_without_first(func.params)
         params = grads.with_changes(params=[cst.Param(cst.Name(residuals_name)), *grads.params])
         if grads.posonly_params:
@@ -900,8 +1071,14 @@ class _CombinedLowering:
             star = params.star_arg if isinstance(params.star_arg, cst.Param) else cst.ParamStar()
             params = params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, cst.Param(cst.Name("needs_input_grad"))])
         body = list(new_backward.body.body)
-        if residuals:
-            unpack_stmt = unpack_statement([r.bwd_name for r in residuals], residuals_name)
+        opened = [r for r in residuals if not (on_demand and r.kind in ("saved", "group"))]
+        if opened:
+            source = f"{residuals_name}[{len(residuals) - len(opened)}:]" if on_demand else residuals_name
+            unpack_stmt = unpack_statement([r.bwd_name for r in opened], source)
+            if merged:  # it takes the place of `a, b = ctx.saved_tensors`, and its comments
+                assert unpack is not None
+                _, own = _split_leading(unpack[0])
+                unpack_stmt = unpack_stmt.with_changes(leading_lines=own, trailing_whitespace=unpack[0].trailing_whitespace)
             body.insert(_after_docstring(body), unpack_stmt)
         if not body:
             body = [cst.SimpleStatementLine([cst.Pass()])]
@@ -911,6 +1088,55 @@ class _CombinedLowering:
             body=new_backward.body.with_changes(body=body),
             leading_lines=func.leading_lines,
         )
+
+
+def _split_leading(stmt: cst.SimpleStatementLine) -> tuple[tuple[cst.EmptyLine, ...], tuple[cst.EmptyLine, ...]]:
+    """(leading lines up to the last blank one, the comment lines right above the statement):
+    the second are the statement's own, the first are about what follows them."""
+    lines = stmt.leading_lines
+    blank = max((i for i, line in enumerate(lines) if line.comment is None), default=-1)
+    return tuple(lines[: blank + 1]), tuple(lines[blank + 1 :])
+
+
+def _inert(value: cst.BaseExpression, bound: Callable[[str], bool]) -> bool:
+    """Evaluating ``value`` can neither fail nor do anything: literals, bound names, tuples and lists of them."""
+    if isinstance(value, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in ("None", "True", "False") or bound(value.value)
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return all(isinstance(e, cst.Element) and _inert(e.value, bound) for e in value.elements)
+    return False
+
+
+def _without_dead_pairs(
+    assign: cst.Assign, replacement: cst.Assign, dead: set[str], inert: Callable[[cst.BaseExpression], bool]
+) -> cst.BaseSmallStatement | None:
+    """``a, b = x, y`` (from ``ctx.a, ctx.b = x, y``) without the pairs of dead attributes with
+    inert values; only the values are left when every remaining attribute is dead."""
+    attrs = assign.targets[0].target
+    targets = replacement.targets[0].target
+    values = assign.value
+    if not (isinstance(attrs, (cst.Tuple, cst.List)) and isinstance(targets, (cst.Tuple, cst.List))):
+        return replacement
+    if not isinstance(values, cst.Tuple) or len(values.elements) != len(attrs.elements):
+        return replacement
+    if not all(isinstance(e, cst.Element) for e in values.elements):
+        return replacement
+    kept = []
+    all_dead = True
+    for attr, target, value in zip(attrs.elements, targets.elements, values.elements):
+        is_dead = attr.value.attr.value in dead  # type: ignore[attr-defined]
+        if not (is_dead and inert(value.value)):
+            kept.append((target.value, value.value))
+            all_dead = all_dead and is_dead
+    if not kept:
+        return None
+    if all_dead:
+        only = [v for _, v in kept]
+        return cst.Expr(only[0] if len(only) == 1 else cst.Tuple([cst.Element(v) for v in only]))
+    names = [cst.ensure_type(t, cst.Name).value for t, _ in kept]
+    return _assign(names, [v for _, v in kept])
 
 
 def _assign(targets: list[str], values: list[cst.BaseExpression]) -> cst.Assign:
@@ -928,6 +1154,59 @@ def _after_docstring(body: list[cst.BaseStatement]) -> int:
         if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
             return 1
     return 0
+
+
+def _saved_slots(residuals_name: str, residuals: list[_Residual], spec: VJPSpec) -> cst.BaseExpression:
+    """What ``ctx.saved_tensors`` was, read from bwd's residuals: the saved slots lead them."""
+    if spec.saved_tensors_idx is not None:
+        assert spec.saved_tensors_idx == 0 and residuals[0].kind == "group"
+        return cst.parse_expression(f"{residuals_name}[0]")
+    k = len(spec.saved_for_backward_idx)
+    assert spec.saved_for_backward_idx == tuple(range(k)), "saved residuals come first"
+    return cst.parse_expression(f"{residuals_name}[:{k}]")
+
+
+_CONDITIONAL = (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _read_up_front(func: cst.FunctionDef, reads: list[cst.CSTNode]) -> bool:
+    """Does backward read ``ctx.saved_tensors`` exactly once, before it can return or raise?
+
+    Then reading them before bwd runs is what the original did. The read must sit in a
+    top-level simple statement, not under a conditional expression, with nothing before
+    it that returns, raises or asserts."""
+    if len(reads) != 1:
+        return False
+    body = func.body
+    if not isinstance(body, cst.IndentedBlock):
+        return False
+    for stmt in body.body:
+        path = _path_to(stmt, reads[0])
+        if path is None:
+            if _may_leave(stmt):
+                return False
+            continue
+        return isinstance(stmt, cst.SimpleStatementLine) and not any(isinstance(n, _CONDITIONAL) for n in path)
+    return False
+
+
+def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
+    """The nodes from ``root`` down to ``target`` (both included), or None."""
+    if root is target:
+        return [root]
+    for child in root.children:
+        found = _path_to(child, target)
+        if found is not None:
+            return [root, *found]
+    return None
+
+
+def _may_leave(stmt: cst.CSTNode) -> bool:
+    if isinstance(stmt, (cst.Return, cst.Raise, cst.Assert)):
+        return True
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(_may_leave(child) for child in stmt.children)
 
 
 def _end_state(body: tuple[cst.BaseStatement, ...], defines: dict[int, set[str]]) -> frozenset[str]:
@@ -993,12 +1272,16 @@ class _SetupContextLowering:
         self.forward = forward
         self.setup = setup
         self.backward = backward
+        self.joined: cst.FunctionDef | None = None  # forward and setup_context as one, once joined
 
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
         name = self.name
         params = self.forward.params
-        if params.kwonly_params or params.star_kwarg is not None or params.posonly_params:
-            raise Refuse("INL109", f"class {name}: a setup_context forward with keyword-only or ** parameters", self.forward)
+        # Keyword-only parameters are not inputs (setup_context never sees them) and the
+        # carrier has forward's signature, so torch binds them as for the original
+        # (docs/semantics.md §14: torch 2.13 rejects any, 2.9 accepts them omitted).
+        if params.star_kwarg is not None or params.posonly_params:
+            raise Refuse("INL109", f"class {name}: a setup_context forward with ** or positional-only parameters", self.forward)
         setup_params = [p.name.value for p in self.setup.params.params]
         if len(setup_params) != 3 or isinstance(self.setup.params.star_arg, cst.Param) or self.setup.params.kwonly_params:
             raise Refuse("INL109", f"class {name}: setup_context must take (ctx, inputs, output)", self.setup)
@@ -1031,7 +1314,7 @@ class _SetupContextLowering:
         positional = [p.name.value for p in params.params]
         forward_names = names_in(self.forward)
         setup_free = names_in(self.setup) - set(setup_params)
-        stored_in_forward = set(forward_facts.stores) | set(positional)
+        stored_in_forward = set(forward_facts.stores) | set(positional) | {p.name.value for p in params.kwonly_params}
         if isinstance(params.star_arg, cst.Param):
             stored_in_forward.add(params.star_arg.name.value)
         clash = setup_free & stored_in_forward - _stored_names(self.setup)
@@ -1084,6 +1367,7 @@ class _SetupContextLowering:
             ),
             None,
         )
+        self.joined = combined
         combined_lowering = _CombinedLowering(name, combined, self.backward, output_items)
         combined_lowering.jvp, combined_lowering.jvp_name = self.jvp, self.jvp_name
         fwd_def, bwd_def, spec = combined_lowering.lower(fwd_name, bwd_name)

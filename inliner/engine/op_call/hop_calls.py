@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 from inliner.engine.model import Refuse
@@ -19,6 +20,8 @@ from inliner.engine.op_call.lower_hop import HOP_NAMES, KNOWN_FLAGS, HopFlags
 from inliner.engine.source import SourceText
 
 _APPLY_IN_COMMENT = re.compile(r"\b([A-Za-z_]\w*)\.apply\(")
+#: what dynamo prints before the nodes one source line made
+_DYNAMO_COMMENT = re.compile(r"#\s*File: .*?, code: (.*)$")
 
 
 @dataclass
@@ -27,6 +30,9 @@ class Body:
     is_method: bool
     #: a nested class in a dumped GraphModule that only exists to hold this body
     owner: ast.ClassDef | None = None
+    #: "dump" (a nested body class), "traced" (symbolic_trace of a module class) or
+    #: "function" (a module-level function): see inliner/hop_bodies.py
+    kind: str = "function"
 
 
 @dataclass
@@ -40,6 +46,8 @@ class HopCall:
     bwd: Body | None = None
     #: ``fwd_body_0 = self.fwd_body_0`` statements that only fed this call
     local_aliases: list[ast.Assign] = field(default_factory=list)
+    #: what a dotted name read by the bodies from outside stands for at module level
+    qualify: Callable[[str], set[str]] = lambda name: {f"builtins.{name}"}
 
 
 def find_calls(tree: ast.Module, index: ScopeIndex) -> list[HopCall]:
@@ -74,6 +82,8 @@ def resolve(site: HopCall, tree: ast.Module, index: ScopeIndex, text: SourceText
     )
     site.fwd = _body(call.args[0], site, index, "forward")
     site.bwd = _body(call.args[1], site, index, "backward")
+    module_scope = index.scopes_root(site.scope)
+    site.qualify = lambda name: index.qualify(name, module_scope)
     site.name = _name_from_function(site.fwd) or "autograd_function"
 
 
@@ -139,7 +149,7 @@ def _nested_body(attr: str, scope: Scope | None, index: ScopeIndex, not_found: R
         raise not_found
     owner = bindings[0].node
     assert isinstance(owner, ast.ClassDef)
-    return Body(_forward_of(owner, not_found), is_method=True, owner=owner)
+    return Body(_forward_of(owner, not_found), is_method=True, owner=owner, kind="dump")
 
 
 def _traced_module_body(value: ast.expr, scope: Scope, index: ScopeIndex, not_found: Refuse) -> Body:
@@ -159,7 +169,7 @@ def _traced_module_body(value: ast.expr, scope: Scope, index: ScopeIndex, not_fo
     assert isinstance(cls, ast.ClassDef)
     if any(isinstance(s, ast.FunctionDef) and s.name == "__init__" for s in cls.body):
         raise not_found  # an __init__ could give forward state a flat function cannot carry
-    return Body(_forward_of(cls, not_found), is_method=True)
+    return Body(_forward_of(cls, not_found), is_method=True, kind="traced")
 
 
 def _forward_of(cls: ast.ClassDef, not_found: Refuse) -> ast.FunctionDef:
@@ -172,14 +182,20 @@ def _forward_of(cls: ast.ClassDef, not_found: Refuse) -> ast.FunctionDef:
 def source_comment(site: HopCall, text: SourceText) -> tuple[int, list[str]] | None:
     """Dumps say which Functions a group of nodes came from: ``# File: ..., code: a = F.apply(x)``.
 
-    Returns the comment's line and the Function names it mentions, in order.
+    A dump prints such a comment (or ``# No stacktrace found ...``) before each group of
+    nodes, so the call belongs to the nearest comment line above it, with no blank line
+    between. Returns that comment's line and the Function names it mentions, in order,
+    when it is dynamo's ``File:`` comment.
     """
     stop = getattr(site.scope.node, "lineno", 0)
     line = site.call.lineno - 1
     while line > stop:
         stripped = text.line(line).strip()
-        if stripped.startswith("#") and "code:" in stripped:
-            names = _applied_names(stripped.split("code:", 1)[1])
+        if not stripped:
+            return None
+        if stripped.startswith("#"):
+            found = _DYNAMO_COMMENT.match(stripped)
+            names = _applied_names(found.group(1)) if found else []
             return (line, names) if names else None
         line -= 1
     return None

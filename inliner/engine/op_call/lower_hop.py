@@ -3,10 +3,11 @@
 The higher-order op already has the flat shape: ``fwd(*operands) -> (outputs,
 saved)`` and ``bwd(*grads, *saved)``. Lowering re-spells bwd as
 ``bwd(residuals, *grads)``, drops the ``ctx``/``self`` parameters the two
-generations of the op carry, strips the ``torch._C._set_grad_enabled`` brackets a
+generations of the op carry, strips the ``torch._C._set_grad_enabled`` bracket a
 dumped graph puts around each body (the carrier already runs fwd without grad and
 bwd in the engine's grad mode; see docs/semantics.md §22), and turns the
-keyword flags into the runtime's static spec.
+keyword flags into the runtime's static spec. What a body may hold is decided in
+inliner/hop_bodies.py.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import libcst as cst
 
 from inliner.engine.analysis.ctxflow import analyse
 from inliner.engine.model import CustomVJP, Refuse, VJPSpec
-from inliner.engine.names import dotted, fresh, names_in, rename, snake_case, unpack_statement
+from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
+from inliner.engine.op_call.hop_bodies import Qualify, check_body, strip_dynamo_bracket
 
 HOP_NAMES = frozenset(
     {
@@ -54,13 +56,21 @@ def lower_hop(
     bwd_is_method: bool,
     taken: set[str],
     renames: dict[str, str] | None = None,
+    fwd_kind: str = "function",
+    bwd_kind: str = "function",
+    qualify: Qualify = lambda name: {f"builtins.{name}"},
 ) -> CustomVJP:
     """``renames``: the caller's result locals already renamed (``autograd_function_apply`` ->
-    ``scale``); a body parameter a dump named after one of them is renamed the same way."""
+    ``scale``); a body parameter a dump named after one of them is renamed the same way.
+    ``fwd_kind``/``bwd_kind``: ``dump``, ``traced`` or ``function`` (inliner/hop_bodies.py);
+    ``qualify``: what a name from outside the bodies stands for at module level."""
     fwd_params = _drop_leading(fwd, (1 if fwd_is_method else 0) + (1 if flags.old_abi else 0), name)
     bwd_params = _drop_leading(bwd, (1 if bwd_is_method else 0) + (1 if flags.old_abi else 0), name)
 
-    fwd_body = _clean_body(fwd)
+    fwd_body = _clean_body(fwd, fwd_kind)
+    check_body(fwd, list(fwd_body.body), kind=fwd_kind, role="forward", params=_names(fwd_params), qualify=qualify)
+    bwd_body = _clean_body(bwd, bwd_kind)
+    check_body(bwd, list(bwd_body.body), kind=bwd_kind, role="backward", params=_names(bwd_params), qualify=qualify)
     n_outputs, n_saved = _fwd_shape(fwd_body, _tuple_locals(fwd, fwd_body))
     positional = [p for p in bwd_params.params]
     if bwd_params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or bwd_params.kwonly_params or bwd_params.star_kwarg:
@@ -73,7 +83,6 @@ def lower_hop(
         )
     grads, saved = positional[:n_outputs], positional[n_outputs:]
 
-    bwd_body = _clean_body(bwd)
     extra_nones = 0
     if flags.old_abi:
         n_tensor_args = sum(flags.args_tensor_mask or ())
@@ -83,7 +92,11 @@ def lower_hop(
     if extra_nones:
         # torch <= 2.9 applies the Function to the tensor args only; lifted free
         # variables get no gradient slot, so bwd answers None for them.
-        bwd_body = _append_nones(bwd_body, extra_nones, _tuple_locals(bwd, bwd_body), bwd)
+        if qualify("isinstance") != {"builtins.isinstance"} or qualify("tuple") != {"builtins.tuple"}:
+            raise Refuse("INL201", "the module rebinds `isinstance` or `tuple`, which the lifted operands' gradients need", bwd)
+        tensors = _annotated_tensors(bwd, bwd_body) if bwd_kind == "dump" else set()
+        lifted = _LiftedNones(n_operands - extra_nones, extra_nones, _tuple_locals(bwd, bwd_body), tensors, names_in(bwd))
+        bwd_body = lifted.append_to(bwd_body, bwd)
 
     snake = snake_case(re.sub(r"\W", "_", name))
     fwd_name = fresh(f"{snake}_fwd", taken)
@@ -150,26 +163,6 @@ def _drop_leading(func: cst.FunctionDef, count: int, name: str) -> cst.Parameter
     return params.with_changes(params=params.params[count:])
 
 
-def _is_grad_mode_line(stmt: cst.BaseStatement) -> bool:
-    """``_set_grad_enabled = torch._C._set_grad_enabled(False);  _set_grad_enabled = None``."""
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    found = False
-    for small in stmt.body:
-        value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
-        if isinstance(value, cst.Call) and dotted(value.func) in (
-            "torch._C._set_grad_enabled",
-            "torch.set_grad_enabled",
-            "torch._C.set_grad_enabled",
-        ):
-            found = True
-            continue
-        if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "None":
-            continue
-        return False
-    return found
-
-
 def _is_release(small: cst.BaseSmallStatement) -> bool:
     """``a = b = None``: a dumped graph freeing values early; the flat functions do not need it."""
     return (
@@ -192,18 +185,22 @@ def _names_in_all(nodes) -> set[str]:
     return out
 
 
-def _clean_body(func: cst.FunctionDef) -> cst.IndentedBlock:
+def _names(params: cst.Parameters) -> list[str]:
+    return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+
+def _clean_body(func: cst.FunctionDef, kind: str) -> cst.IndentedBlock:
+    """The body without a dump's grad-mode bracket, its releases and its generated comments."""
     body = func.body
     assert isinstance(body, cst.IndentedBlock)
+    statements = strip_dynamo_bracket(list(body.body)) if kind == "dump" else list(body.body)
     kept = []
     # A release is dropped only where nothing after it mentions its names (a dump frees
     # each value after its last use; `y = None` before `if c: y = ...` is a real binding).
-    later: list[set[str]] = [set() for _ in body.body]
-    for i in range(len(body.body) - 2, -1, -1):
-        later[i] = later[i + 1] | names_in(body.body[i + 1])
-    for i, stmt in enumerate(body.body):
-        if _is_grad_mode_line(stmt):
-            continue
+    later: list[set[str]] = [set() for _ in statements]
+    for i in range(len(statements) - 2, -1, -1):
+        later[i] = later[i + 1] | names_in(statements[i + 1])
+    for i, stmt in enumerate(statements):
         if isinstance(stmt, cst.SimpleStatementLine):
             smalls = [
                 s
@@ -265,6 +262,30 @@ def _tuple_locals(func: cst.FunctionDef, body: cst.IndentedBlock) -> dict[str, c
     return out
 
 
+_FX_TENSOR = re.compile(r"(?:[a-z]+\d+|b8)\[[^\]]*\](?:\[[^\]]*\][a-z]*(?::\d+)?)?")
+
+
+def _annotated_tensors(func: cst.FunctionDef, body: cst.IndentedBlock) -> set[str]:
+    """Locals of a dumped body that fx annotated as one tensor (``mul: "f32[3]" = g * 3``),
+    bound only there: print_readable() annotates each node with its value's type."""
+    stores = analyse(func.with_changes(body=body), None).stores
+    out = set()
+    for stmt in body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if not (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None):
+                continue
+            annotation = small.annotation.annotation
+            if (
+                isinstance(annotation, cst.SimpleString)
+                and _FX_TENSOR.fullmatch(annotation.evaluated_value)
+                and len(stores.get(small.target.value, ())) == 1
+            ):
+                out.add(small.target.value)
+    return out
+
+
 def _name_reads(func: cst.FunctionDef) -> dict[str, int]:
     """How often each name is spelled as a variable, bindings excluded (a superset of its loads)."""
     counts: dict[str, int] = {}
@@ -323,24 +344,66 @@ def _fwd_shape(body: cst.IndentedBlock, bound: dict[str, cst.Tuple | cst.List]) 
     return 1, len(saved.elements)
 
 
-def _append_nones(
-    body: cst.IndentedBlock, count: int, bound: dict[str, cst.Tuple | cst.List], where: cst.CSTNode
-) -> cst.IndentedBlock:
-    last = body.body[-1]
-    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
-        raise Refuse("INL201", "the backward body does not end in a return", where)
-    ret = last.body[-1]
-    if len(analyse(cst.FunctionDef(cst.Name("bwd"), cst.Parameters(), body), None).returns) != 1:
-        raise Refuse("INL201", "the backward body returns early (the lifted operands' None gradients go on its last return)", where)
-    value = ret.value
-    nones = [cst.Element(cst.Name("None")) for _ in range(count)]
-    if isinstance(value, cst.Tuple):
-        new_value = value.with_changes(elements=[*value.elements, *nones])
-    elif isinstance(value, cst.Name) and isinstance(_follow(value, bound), cst.Tuple):
-        new_value = cst.Tuple([cst.StarredElement(value), *nones])  # `grads = (a, b)`: its items, then the Nones
-    elif value is not None:
-        new_value = cst.Tuple([cst.Element(value), *nones])
-    else:
-        raise Refuse("INL201", "the backward body returns nothing", where)
-    new_last = last.with_changes(body=[*last.body[:-1], ret.with_changes(value=new_value)])
-    return body.with_changes(body=[*body.body[:-1], new_last])
+class _LiftedNones:
+    """Give torch <= 2.9's lifted operands their None gradients after bwd's own.
+
+    The op applied its Function to the first ``n_grads`` operands only, so autograd took
+    bwd's value ``r`` as it is: a tuple, or one gradient when ``r`` is anything else. The
+    flat callable has ``count`` more inputs; each gets None *after* the first ``n_grads``
+    of ``r``'s gradients, so a ``r`` of the wrong length still fails autograd's count
+    check instead of lending a gradient to a lifted operand:
+    ``(*r[:n], None, *r[n:]) if isinstance(r, tuple) else (r, None)``, spelled statically
+    where ``r`` is a literal (or a local bound once to one).
+    """
+
+    def __init__(
+        self, n_grads: int, count: int, bound: dict[str, cst.Tuple | cst.List], tensors: set[str], taken: set[str]
+    ) -> None:
+        self.n_grads = n_grads
+        self.nones = [cst.Element(cst.Name("None")) for _ in range(count)]
+        self.bound = bound
+        self.tensors = tensors  # locals known to hold one tensor
+        self.taken = taken
+
+    def append_to(self, body: cst.IndentedBlock, where: cst.CSTNode) -> cst.IndentedBlock:
+        last = body.body[-1]
+        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+            raise Refuse("INL201", "the backward body does not end in a return", where)
+        ret = last.body[-1]
+        if len(analyse(cst.FunctionDef(cst.Name("bwd"), cst.Parameters(), body), None).returns) != 1:
+            raise Refuse("INL201", "the backward body returns early (the lifted operands' None gradients go on its last return)", where)
+        value = ret.value if ret.value is not None else cst.Name("None")
+        before: list[cst.BaseSmallStatement] = []
+        literal = _follow(value, self.bound) if isinstance(value, cst.Name) else value
+        if isinstance(literal, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in literal.elements):
+            new_value = self._tuple(value, literal)
+        elif isinstance(literal, cst.List) or (isinstance(value, cst.Name) and value.value in ("None", *self.tensors)):
+            new_value = cst.Tuple([cst.Element(value), *self.nones])  # autograd takes it as one gradient
+        else:
+            if not isinstance(value, cst.Name):
+                name = cst.Name(fresh("grads", self.taken))
+                before.append(cst.Assign([cst.AssignTarget(name)], value))
+                value = name
+            new_value = cst.IfExp(
+                test=cst.parse_expression(f"isinstance({value.value}, tuple)"),
+                body=self._sliced(value),
+                orelse=cst.Tuple([cst.Element(value), *self.nones]),
+            )
+        new_last = last.with_changes(body=[*last.body[:-1], *before, ret.with_changes(value=new_value)])
+        return body.with_changes(body=[*body.body[:-1], new_last])
+
+    def _tuple(self, value: cst.BaseExpression, literal: cst.Tuple) -> cst.Tuple:
+        n = self.n_grads
+        if value is literal:  # `return (a, b)`: the Nones go in after the first n
+            elements = list(literal.elements)
+            return literal.with_changes(elements=[*elements[:n], *self.nones, *elements[n:]])
+        if len(literal.elements) == n:  # `grads = (a, b)`: its items, then the Nones
+            return cst.Tuple([cst.StarredElement(value), *self.nones])
+        assert isinstance(value, cst.Name)
+        return self._sliced(value)
+
+    def _sliced(self, name: cst.Name) -> cst.Tuple:
+        n = self.n_grads
+        head = cst.parse_expression(f"{name.value}[:{n}]")
+        tail = cst.parse_expression(f"{name.value}[{n}:]")
+        return cst.Tuple([cst.StarredElement(head), *self.nones, cst.StarredElement(tail)])

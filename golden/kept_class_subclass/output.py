@@ -1,0 +1,185 @@
+import torch
+from inliner.runtime import FlatClass, custom_vjp
+
+
+def activation_fwd(x):
+    return x * _Activation.slope, (x,)
+
+
+def activation_bwd(residuals, g):
+    (x,) = residuals
+    return _Activation.grad_scale(x) * g
+
+
+class _Activation(FlatClass):
+    slope = 2.0
+
+    @staticmethod
+    def grad_scale(x):
+        return x * 3 + 1
+
+    apply = staticmethod(
+        custom_vjp(
+            activation_fwd,
+            activation_bwd,
+            name="_Activation",
+            saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="backward calls _Activation.grad_scale",
+        )
+    )
+
+
+def square_fwd(x):
+    return x * x, (x,)
+
+
+def square_bwd(residuals, g):
+    (x,) = residuals
+    return _Square.grad_scale(x) * g
+
+
+class _Square(_Activation):
+    """Overrides forward only."""
+
+    apply = staticmethod(
+        custom_vjp(
+            square_fwd,
+            square_bwd,
+            name="_Square",
+            saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="backward calls _Square.grad_scale",
+        )
+    )
+
+
+def shifted_fwd(x):
+    return x * _Shifted.slope, (x,)
+
+
+def shifted_bwd(residuals, g):
+    (x,) = residuals
+    return _Shifted.grad_scale(x) * g
+
+
+class _Shifted(_Activation):
+    """Overrides the hook that backward reaches through cls."""
+
+    @staticmethod
+    def grad_scale(x):
+        return x - 5
+
+    apply = staticmethod(
+        custom_vjp(
+            shifted_fwd,
+            shifted_bwd,
+            name="_Shifted",
+            saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="backward calls _Shifted.grad_scale",
+        )
+    )
+
+
+def steeper_fwd(x):
+    return x * _Steeper.slope, (x,)
+
+
+def steeper_bwd(residuals, g):
+    (x,) = residuals
+    return _Steeper.grad_scale(x) * g
+
+
+class _Steeper(_Shifted):
+    slope = 4.0
+
+    apply = staticmethod(
+        custom_vjp(
+            steeper_fwd,
+            steeper_bwd,
+            name="_Steeper",
+            saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="backward calls _Steeper.grad_scale",
+        )
+    )
+
+
+def hooked_fwd(x):
+    return _Hooked.transform(x), (x,)
+
+
+def hooked_bwd(residuals, g):
+    (x,) = residuals
+    return _Hooked.grad(x) * g
+
+
+class _Hooked(FlatClass):
+    """Forward and backward reach hooks only its subclasses define."""
+
+    apply = staticmethod(
+        custom_vjp(
+            hooked_fwd,
+            hooked_bwd,
+            name="_Hooked",
+            saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="forward calls _Hooked.transform",
+        )
+    )
+
+
+def cube_fwd(x):
+    return _Cube.transform(x), (x,)
+
+
+def cube_bwd(residuals, g):
+    (x,) = residuals
+    return _Cube.grad(x) * g
+
+
+class _Cube(_Hooked):
+    @staticmethod
+    def transform(x):
+        return x * x * x
+
+    @staticmethod
+    def grad(x):
+        return 2 * x
+
+    apply = staticmethod(
+        custom_vjp(
+            cube_fwd,
+            cube_bwd,
+            name="_Cube",
+            saved_for_backward_idx=(0,),
+            compile_kind="opaque",
+            compile_reason="forward calls _Cube.transform",
+        )
+    )
+
+
+def scenario_base():
+    x = torch.randn(3, requires_grad=True)
+    return [x], _Activation.apply(x)
+
+
+def scenario_forward_overridden():
+    x = torch.randn(3, requires_grad=True)
+    return [x], _Square.apply(x)
+
+
+def scenario_hook_overridden():
+    x = torch.randn(3, requires_grad=True)
+    return [x], (_Shifted.apply(x), _Steeper.apply(x), _Steeper.slope, _Square.grad_scale(x.detach()))
+
+
+def scenario_hooks_of_a_subclass():
+    x = torch.randn(3, requires_grad=True)
+    return [x], _Cube.apply(x)
+
+
+def scenario_abstract_base_fails_alike():
+    x = torch.randn(3, requires_grad=True)
+    return [x], _Hooked.apply(x)

@@ -1,0 +1,182 @@
+"""Per module: decide the compile kind of each flattened Function or op call, and record it.
+
+The glue between the rewrite and the three sources of a kind: what the classifier
+infers from the flat bodies (``inliner/compile_kind.py``), a pragma comment and the
+project's ``[tool.inliner] compile`` table (``inliner/compile_overrides.py``). It runs
+after the lowering and its name invariant, on the emitted functions, and writes the
+decision into the spec the emitter prints.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from inliner.engine.analysis.compile_kind import _RANK, Body, CompileKind, ModuleFacts, classify
+from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING
+from inliner.engine.analysis.compile_overrides import CompileOverrides, Pragma, decide, find_pragma
+from inliner.engine.model import CustomVJP
+from inliner.engine.analysis.scopes import Scope, ScopeIndex
+from inliner.engine.source import SourceText
+
+
+class CompileContext:
+    def __init__(
+        self,
+        tree: ast.Module,
+        index: ScopeIndex,
+        text: SourceText,
+        *,
+        module: str | None = None,
+        overrides: CompileOverrides | None = None,
+    ) -> None:
+        self.tree = tree
+        self.index = index
+        self.text = text
+        self.module = module
+        self.overrides = overrides or CompileOverrides()
+        self._facts: ModuleFacts | None = None
+
+    @property
+    def facts(self) -> ModuleFacts:
+        if self._facts is None:  # built once, and only for a module that flattens something
+            self._facts = ModuleFacts(self.tree, self.index)
+        return self._facts
+
+    # -- where a pragma may be ----------------------------------------------------------------
+    def class_pragma(self, cls: ast.ClassDef) -> Pragma:
+        """On the ``class`` line (through the colon of a header split over lines)."""
+        last = max(cls.lineno, cls.body[0].lineno - 1) if cls.body else cls.lineno
+        return self._pragma(cls.lineno, last)
+
+    def call_pragma(self, call: ast.Call) -> Pragma:
+        return self._pragma(call.lineno, call.end_lineno or call.lineno)
+
+    def _pragma(self, first: int, last: int) -> Pragma:
+        return find_pragma([self.text.line(i) for i in range(first, last + 1)], first)
+
+    # -- deciding -------------------------------------------------------------------------------
+    def decide_class(self, cls: ast.ClassDef, scope: Scope, vjp: CustomVJP) -> CompileKind:
+        inferred = classify(bodies_of(vjp, "stored on ctx"), scope, self.facts)
+        return self._record(vjp, inferred, self.class_pragma(cls), _qualname(scope, cls.name))
+
+    def decide_call(self, call: ast.Call, scope: Scope, vjp: CustomVJP) -> CompileKind:
+        module_scope = self.index.scopes_root(scope)
+        inferred = classify(bodies_of(vjp, "saved by the forward body"), module_scope, self.facts)
+        return self._record(vjp, inferred, self.call_pragma(call), vjp.name)
+
+    def _record(self, vjp: CustomVJP, inferred: CompileKind, pragma: Pragma, qualname: str) -> CompileKind:
+        full = f"{self.module}.{qualname}" if self.module else qualname
+        inferred = _with_lowering_facts(inferred, vjp)
+        decided = decide(inferred, pragma, self.overrides.lookup(full))
+        vjp.spec.compile_kind = decided.kind
+        vjp.spec.compile_reason = decided.reason
+        return decided
+
+
+def _with_lowering_facts(inferred: CompileKind, vjp: CustomVJP) -> CompileKind:
+    """Add what the lowering knows and the bodies do not show: decorators the carriers
+    replay around fwd/bwd (an unknown wrapper may do anything; ``torch.compile`` on a body
+    is dynamo inside a graph), and a ctx record that backward writes (its effect must
+    happen on every backward, as the original's ctx writes do)."""
+    spec = vjp.spec
+    found: list[tuple[str, str]] = []
+    for use in spec.decorators:
+        target = use.target if use.target != "<local>" else cst.Module([]).code_for_node(use.expr)
+        if use.kind == "compile":
+            found.append((OPAQUE, f"{use.member} is decorated with {target}"))
+        elif use.kind == "wrapper" and not use.pass_through:
+            found.append((SIDE_EFFECTING, f"{use.member}'s decorator {target} is replayed around it"))
+    if spec.backward_writes_ctx:
+        found.append((SIDE_EFFECTING, f"backward writes {spec.backward_writes_ctx[0]}"))
+    if spec.ctx_record:
+        found.append((OPAQUE, "its ctx is kept as a Record, which runs in eager mode"))
+    for kind, reason in found:
+        if _RANK[kind] > _RANK[inferred.kind]:
+            inferred = CompileKind(kind, reason, inferred.origin)
+    return inferred
+
+
+def _qualname(scope: Scope, name: str) -> str:
+    """``outer.<locals>.Name`` for a class defined in a function, as Python spells ``__qualname__``."""
+    parts = [name]
+    current: Scope | None = scope
+    while current is not None and not current.is_module:
+        node = current.node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            parts.insert(0, f"{node.name}.<locals>")
+        elif isinstance(node, ast.ClassDef):
+            parts.insert(0, node.name)
+        elif isinstance(node, ast.Lambda):
+            parts.insert(0, "<lambda>.<locals>")
+        current = current.parent
+    return ".".join(parts)
+
+
+# -- the emitted functions, as the classifier reads them ---------------------------------------
+
+
+def bodies_of(vjp: CustomVJP, residual_source: str) -> list[Body]:
+    """fwd, bwd (and jvp) as ``ast``, with what the lowering knows about their parameters."""
+    fwd = _as_ast(vjp.fwd)
+    positional = [a.arg for a in (*fwd.args.posonlyargs, *fwd.args.args)]
+    dirty = frozenset(positional[i] for i in vjp.spec.dirty_idx if i < len(positional))
+    bodies = [Body("forward", fwd, tensors=dirty)]
+    bodies.append(_residual_body("backward", _as_ast(vjp.bwd), vjp.spec.saved_for_backward_idx, residual_source))
+    if vjp.spec.jvp is not None:
+        jvp = next((f for f in vjp.extra if f.name.value == vjp.spec.jvp), None)
+        if jvp is not None:
+            bodies.append(_residual_body("jvp", _as_ast(jvp), vjp.spec.saved_for_forward_idx, residual_source))
+    if vjp.spec.ctx_record:
+        _mark_record(bodies)
+    return bodies
+
+
+def _mark_record(bodies: list[Body]) -> None:
+    """Name the ctx record in each body: fwd makes it first (``state = Record(...)``), bwd and
+    jvp unpack it as their one residual. What a body does to it is what the original did to ctx."""
+    forward = bodies[0]
+    first = next((s for s in forward.func.body if not _is_docstring(s)), None)
+    if (
+        isinstance(first, ast.Assign)
+        and len(first.targets) == 1
+        and isinstance(first.targets[0], ast.Name)
+        and isinstance(first.value, ast.Call)
+    ):
+        forward.record, forward.record_call = first.targets[0].id, first.value
+    for body in bodies[1:]:
+        if len(body.residuals) == 1:
+            body.record = next(iter(body.residuals))
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)
+
+
+def _residual_body(role: str, func: ast.FunctionDef, saved_idx: tuple[int, ...], source: str) -> Body:
+    """``bwd(residuals, *grads)``: the grads are tensors; so are the residuals saved as tensors."""
+    params = [*func.args.posonlyargs, *func.args.args]
+    if not params:
+        return Body(role, func)
+    residuals = params[0].arg
+    names: list[str] = []
+    for statement in func.body[:2]:  # the unpacking follows a docstring, if any
+        if (
+            isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Name)
+            and statement.value.id == residuals
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Tuple)
+        ):
+            names = [e.id for e in statement.targets[0].elts if isinstance(e, ast.Name)]
+            break
+    grads = {a.arg for a in params[1:]}
+    saved = {names[i] for i in saved_idx if i < len(names)}
+    return Body(role, func, tensors=frozenset(grads | saved), residuals=frozenset(names), residual_source=source)
+
+
+def _as_ast(func: cst.FunctionDef) -> ast.FunctionDef:
+    node = ast.parse(cst.Module(body=[func.with_changes(leading_lines=())]).code).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    return node

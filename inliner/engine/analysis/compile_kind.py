@@ -1,0 +1,526 @@
+"""Decide, per flattened Function, how ``torch.compile`` may treat its flat callable.
+
+A flat callable that dynamo puts in the graph whole (``allow_in_graph``) is run by
+AOTAutograd once, on fake tensors, at trace time. That is right for bodies that are
+pure torch code and wrong for the rest, so each Function gets one of three kinds:
+
+- ``traceable``: every call is provably torch (or a pure builtin, or a same-file helper
+  that is itself traceable) and nothing escapes the bodies;
+- ``side_effecting``: a body writes what it did not create (a global, a nonlocal, an
+  attribute or item of an argument or of a module-level object), mutates such an object
+  (``append``, ``update``...), does I/O (``print``, logging, warnings, files), or calls
+  a callable passed in as an argument or stored on ctx: the original did that on every
+  call, a traced flat callable would do it once;
+- ``opaque``: anything else not provably torch: numpy, extension modules, other
+  project code, kernel launches ``k[grid](...)``, ``.tolist()``/``.item()`` and other
+  values fake tensors cannot produce, branches on tensor data.
+
+Side effects win over opacity; the reason names the first offending call or write, and
+the body (``forward``, ``backward``, ``jvp``). What cannot be proven traceable is not:
+an eager island is slower than a traced call, never wrong. In-place tensor operations
+(``x.add_(1)``, ``grad[mask] = 0`` on a tensor) are torch semantics, not side effects.
+
+The walk is over CPython ``ast`` of the *emitted* flat functions, where ctx is gone:
+what forward stored on ctx reaches bwd as a residual, so a callable kept on ctx is a
+value bwd did not create. Free names are resolved with the engine's scope index.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Iterable
+
+from inliner.engine.analysis import compile_tables as tables
+from inliner.engine.analysis.compile_calls import check_call, computes_on_tensor_data, returns_new_object, root_name as _root_name, text_of as _text
+from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING, TRACEABLE
+from inliner.engine.analysis.compile_locals import Local as _Local
+from inliner.engine.analysis.compile_locals import make_scope as _make_scope
+from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+
+KINDS = (TRACEABLE, OPAQUE, SIDE_EFFECTING)
+_RANK = {TRACEABLE: 0, OPAQUE: 1, SIDE_EFFECTING: 2}
+_MAX_HELPER_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class CompileKind:
+    """How a flat callable may be compiled, and why (empty reason when traceable)."""
+
+    kind: str = TRACEABLE
+    reason: str = ""
+    origin: str = "inferred"  # "inferred" | "pragma" | "config"
+
+    @property
+    def traceable(self) -> bool:
+        return self.kind == TRACEABLE
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    text: str  # a verb phrase: "calls numpy.sin", "appends to module-level LOG"
+    position: tuple[int, int] = (0, 0)
+
+
+def worst(findings: Iterable[Finding]) -> Finding | None:
+    """The first finding of the highest kind (findings come in body and source order)."""
+    best: Finding | None = None
+    for finding in findings:
+        if best is None or _RANK[finding.kind] > _RANK[best.kind]:
+            best = finding
+    return best
+
+
+@dataclass
+class Body:
+    """One flat function to classify, and what the lowering knows about its parameters."""
+
+    role: str  # "forward" | "backward" | "jvp"
+    func: ast.FunctionDef
+    tensors: frozenset[str] = frozenset()  # names certainly bound to tensors (grads, saved tensors)
+    residuals: frozenset[str] = frozenset()  # names bwd unpacks from its residuals
+    residual_source: str = "stored on ctx"
+    record: str = ""  # a ctx record's variable: runtime state the body owns, as ctx was
+    record_call: ast.Call | None = None  # fwd's ``Record(...)`` that makes it
+
+
+class ModuleFacts:
+    """Per module: the scope index, the module-level names changed at run time, helper results."""
+
+    def __init__(self, tree: ast.Module, index: ScopeIndex) -> None:
+        self.index = index
+        self.mutated = _names_mutated_in_functions(tree)
+        self._helpers: dict[int, Finding | None] = {}
+        self._in_progress: set[int] = set()
+
+    def helper(self, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, depth: int) -> Finding | None:
+        """The worst finding in a same-file helper (None: traceable), computed once."""
+        key = id(func)
+        if key in self._helpers:
+            return self._helpers[key]
+        if key in self._in_progress or depth > _MAX_HELPER_DEPTH:
+            return Finding(OPAQUE, "is recursive or nested too deeply to follow")
+        self._in_progress.add(key)
+        try:
+            result = _helper_finding(func, scope, self, depth)
+        finally:
+            self._in_progress.discard(key)
+        self._helpers[key] = result
+        return result
+
+
+def classify(bodies: list[Body], scope: Scope, facts: ModuleFacts) -> CompileKind:
+    """The kind of a flattened Function from its flat bodies; ``scope`` is where their free names resolve."""
+    findings = []
+    for body in bodies:
+        found = _Walker(body.func, scope, facts, body=body).run()
+        findings.extend(Finding(f.kind, f"{body.role} {f.text}", f.position) for f in found)
+    first = worst(findings)
+    if first is None or first.kind == TRACEABLE:
+        return CompileKind()
+    return CompileKind(first.kind, first.text)
+
+
+def _helper_finding(func, scope: Scope, facts: ModuleFacts, depth: int) -> Finding | None:
+    if isinstance(func, ast.AsyncFunctionDef) or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(func)):
+        return Finding(OPAQUE, "is a generator or coroutine")
+    for decorator in func.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = dotted(target)
+        qualified = facts.index.qualify(name, scope) if name else {"<local>"}
+        if not qualified or not all(q in _GRAD_MODE_DECORATORS for q in qualified):
+            return Finding(OPAQUE, f"has the decorator @{_text(decorator)}")
+    return worst(_Walker(func, scope, facts, depth=depth + 1).run())
+
+
+_GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inference_mode"})
+
+
+# -- module-level names changed at run time ----------------------------------------------
+
+
+def _names_mutated_in_functions(tree: ast.Module) -> frozenset[str]:
+    """Names some function of the module rebinds (``global``) or mutates (attribute, item,
+    ``append``...), when it does not bind them itself. Import-time writes do not count."""
+    out: set[str] = set()
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        own = _own_names(func)
+        declared = {n for node in ast.walk(func) if isinstance(node, ast.Global) for n in node.names}
+        for node in ast.walk(func):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and node.id in declared:
+                out.add(node.id)
+            for root in _written_roots(node):
+                if root not in own or root in declared:
+                    out.add(root)
+    return frozenset(out)
+
+
+def _own_names(func: ast.AST) -> set[str]:
+    names = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
+    names |= {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    return names
+
+
+def _written_roots(node: ast.AST) -> list[str]:
+    """Root names whose object ``node`` writes into (``a.b = ``, ``a[i] += ``, ``a.append(...)``)."""
+    targets: list[ast.AST] = []
+    if isinstance(node, (ast.Assign, ast.Delete)):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in tables.MUTATING_METHODS:
+        targets = [node.func]
+    roots = []
+    for target in targets:
+        for part in ast.walk(target):
+            if isinstance(part, (ast.Attribute, ast.Subscript)):
+                root = _root_name(part)
+                if root is not None:
+                    roots.append(root)
+    return roots
+
+
+# -- the walk -----------------------------------------------------------------------------------
+
+
+class _Walker(ast.NodeVisitor):
+    """Walk one function (a flat body or a helper) and record findings in source order."""
+
+    def __init__(self, func: ast.AST, scope: Scope, facts: ModuleFacts, *, body: Body | None = None, depth: int = 0) -> None:
+        self.func = func
+        self.outer = scope  # where free names resolve
+        self.facts = facts
+        self.body = body
+        self.depth = depth
+        self.findings: list[Finding] = []
+        self.discarded: set[int] = set()  # calls whose result is thrown away
+        self.scope: _Local | None = None
+
+    def run(self) -> list[Finding]:
+        tensors = self.body.tensors if self.body is not None else frozenset()
+        self.scope = self._open(self.func, None, tensors)
+        for statement in self.func.body:
+            self.visit(statement)
+        return sorted(self.findings, key=lambda f: f.position)
+
+    def note(self, node: ast.AST, kind: str, text: str) -> None:
+        if kind != TRACEABLE:
+            self.findings.append(Finding(kind, text, (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))))
+
+    # -- scopes -------------------------------------------------------------------------
+    def _open(self, node: ast.AST, parent: _Local | None, own: frozenset[str] = frozenset()) -> _Local:
+        scope = _make_scope(node, parent, own, own)
+        self.scope = scope
+        _settle_origins(scope, self)
+        return scope
+
+    def _nested(self, node: ast.AST, parts: list[ast.AST]) -> None:
+        saved = self.scope
+        self._open(node, saved)
+        for part in parts:
+            self.visit(part)
+        self.scope = saved
+
+    def lookup(self, name: str) -> _Local | None:
+        """The scope inside the walked function that binds ``name`` (None: a free name)."""
+        scope = self.scope
+        while scope is not None:
+            if name in scope.declared_global:
+                return None
+            if name in scope.names and name not in scope.declared_nonlocal:
+                return scope
+            scope = scope.parent
+        return None
+
+    def is_external(self, expr: ast.AST) -> bool:
+        return _origin_external(expr, self)
+
+    def is_record(self, expr: ast.AST) -> bool:
+        """``expr`` is the ctx record the lowering made (``state = Record(...)``, or unpacked from the residuals)."""
+        record = self.body.record if self.body is not None else ""
+        return bool(record) and isinstance(expr, ast.Name) and expr.id == record and self.scope is not None and self.scope.parent is None
+
+    # -- names: free reads of changing globals -----------------------------------------------
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load) and self.lookup(node.id) is None and node.id in self.facts.mutated:
+            found = self.facts.index.lookup(node.id, self.outer)
+            imported = found is not None and all(b.kind == "import" for b in found.bindings.get(node.id, ()))
+            if found is not None and found.is_module and not imported:
+                self.note(node, OPAQUE, f"reads module-level {node.id}, which the module changes at run time")
+
+    # -- nested scopes ------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        for decorator in node.decorator_list:
+            self._check_callee(decorator, node)
+            self.visit(decorator)
+        for default in (*node.args.defaults, *(d for d in node.args.kw_defaults if d)):
+            self.visit(default)
+        self._nested(node, list(node.body))
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for default in (*node.args.defaults, *(d for d in node.args.kw_defaults if d)):
+            self.visit(default)
+        self._nested(node, [node.body])
+
+    def _comprehension(self, node) -> None:
+        first, *rest = node.generators
+        self.visit(first.iter)
+        elements = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        parts: list[ast.AST] = [*first.ifs]
+        for generator in rest:
+            parts.extend([generator.iter, *generator.ifs])
+        for test in (t for g in node.generators for t in g.ifs):
+            self._check_branch(test)
+        self._nested(node, [*parts, *elements])
+
+    visit_ListComp = _comprehension
+    visit_SetComp = _comprehension
+    visit_DictComp = _comprehension
+    visit_GeneratorExp = _comprehension
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.note(node, OPAQUE, f"defines class {node.name}")
+
+    def visit_Yield(self, node: ast.AST) -> None:
+        self.note(node, OPAQUE, "yields")
+
+    visit_YieldFrom = visit_Yield
+    visit_Await = visit_Yield
+
+    # -- writes ----------------------------------------------------------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self._check_target(target, "sets")
+            self.visit(target)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        self._check_target(node.target, "updates")
+        if isinstance(node.target, ast.Name) and isinstance(node.value, (ast.List, ast.Tuple, ast.Set, ast.ListComp)):
+            scope = self.lookup(node.target.id)
+            if scope is not None and node.target.id in scope.external:
+                self.note(node, SIDE_EFFECTING, f"extends {self.where(node.target)}")
+        self.visit(node.target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+            self._check_target(node.target, "sets")
+        self.visit(node.target)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self._check_target(target, "deletes")
+            self.visit(target)
+
+    def _check_target(self, target: ast.AST, verb: str) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._check_target(element, verb)
+            return
+        if isinstance(target, ast.Starred):
+            self._check_target(target.value, verb)
+            return
+        if isinstance(target, ast.Name):
+            self._check_name_store(target)
+            return
+        if isinstance(target, ast.Attribute):
+            if self.is_record(target.value) and self.body is not None and self.body.record_call is not None:
+                return  # fwd's ``state.x = ...`` is the original's ``ctx.x = ...``: state fwd made
+            if self.is_external(target.value) or self._is_known_tensor(target.value):
+                self.note(target, SIDE_EFFECTING, f"{verb} {self.where(target)}")
+            return
+        if isinstance(target, ast.Subscript):
+            base = target.value
+            if self._is_known_tensor(base):
+                return  # an in-place write into a tensor: torch semantics
+            if self.is_external(base):
+                self.note(target, SIDE_EFFECTING, f"writes an item of {self.where(base)}")
+
+    def _check_name_store(self, target: ast.Name) -> None:
+        scope = self.scope
+        while scope is not None:
+            if target.id in scope.declared_global:
+                self.note(target, SIDE_EFFECTING, f"assigns module-level {target.id}")
+                return
+            if target.id in scope.declared_nonlocal:
+                if self.lookup_from(scope.parent, target.id) is None:
+                    self.note(target, SIDE_EFFECTING, f"assigns {target.id} of the enclosing function")
+                return
+            if target.id in scope.names:
+                return
+            scope = scope.parent
+
+    def lookup_from(self, scope: _Local | None, name: str) -> _Local | None:
+        saved = self.scope
+        self.scope = scope
+        try:
+            return self.lookup(name)
+        finally:
+            self.scope = saved
+
+    def _is_known_tensor(self, expr: ast.AST) -> bool:
+        if not isinstance(expr, ast.Name) or self.body is None:
+            return False
+        scope = self.lookup(expr.id)
+        return scope is not None and scope.parent is None and expr.id in self.body.tensors and expr.id not in scope.external
+
+    # -- control flow on tensor data -----------------------------------------------------------
+    def visit_If(self, node: ast.If) -> None:
+        self._check_branch(node.test)
+        self.generic_visit(node)
+
+    visit_While = visit_If
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self._check_branch(node.test)
+        self.generic_visit(node)
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        self._check_branch(node.test)
+        self.generic_visit(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        for value in node.values[:-1]:
+            self._check_branch(value)
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        if isinstance(node.op, ast.Not):
+            self._check_branch(node.operand)
+        self.generic_visit(node)
+
+    def _check_branch(self, test: ast.AST) -> None:
+        found = _tensor_data(test, self)
+        if found is not None:
+            self.note(test, OPAQUE, f"branches on a tensor's value ({_text(found)})")
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, ast.Load) and _is_mask(node.slice):
+            self.note(node, OPAQUE, f"indexes with a boolean mask ({_text(node)}), an output shape that depends on data")
+        self.generic_visit(node)
+
+    def visit_With(self, node: ast.With) -> None:
+        for item in node.items:
+            if not isinstance(item.context_expr, ast.Call):
+                kind = SIDE_EFFECTING if self.is_external(item.context_expr) else OPAQUE
+                self.note(item.context_expr, kind, f"enters {_text(item.context_expr)}")
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
+    # -- calls ---------------------------------------------------------------------------------
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Call):
+            self.discarded.add(id(node.value))
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self._check_call(node)
+        self.generic_visit(node)
+
+    def _check_call(self, call: ast.Call) -> None:
+        check_call(self, call, discarded=id(call) in self.discarded)
+
+    def _check_callee(self, expr: ast.AST, at: ast.AST) -> None:
+        """``expr`` will be called (a decorator, a ``key=`` function)."""
+        if isinstance(expr, (ast.Lambda, ast.Call)):
+            return  # a lambda is walked; a call is checked where it is visited
+        self._check_call(ast.copy_location(ast.Call(expr, [], []), at))
+
+    # -- how a reason names a value -------------------------------------------------------------
+    def where(self, expr: ast.AST) -> str:
+        """``module-level LOG``, ``argument acc``, ``fn (stored on ctx)``... for the object ``expr`` reaches."""
+        text = _text(expr)
+        root = _root_name(expr)
+        if root is None:
+            return text
+        scope = self.lookup(root)
+        if scope is None:
+            found = self.facts.index.lookup(root, self.outer)
+            if found is not None and found.is_module:
+                return f"module-level {text}"
+            if found is not None:
+                return f"{text} (a local of the enclosing function)"
+            return text
+        if scope.parent is None and self.body is not None and root in self.body.residuals:
+            return f"{text} ({self.body.residual_source})"
+        if scope.parent is None and root in scope.params:
+            return f"argument {text}"
+        return text
+
+
+# -- origins: may a value be an object the body did not create? --------------------------------
+
+
+def _settle_origins(scope: _Local, walker: _Walker) -> None:
+    """Mark the locals of ``scope`` bound (on any path) to a value from outside, to a fixed point."""
+    for _ in range(len(scope.bindings) + 1):
+        changed = False
+        for name, value in scope.bindings:
+            if name in scope.external:
+                continue
+            if value is None or _origin_external(value, walker):
+                scope.external.add(name)
+                changed = True
+        if not changed:
+            return
+
+
+def _origin_external(expr: ast.AST, walker: _Walker) -> bool:
+    """Conservatively: may ``expr`` evaluate to an object that existed before the body ran?"""
+    if isinstance(expr, ast.Name):
+        scope = walker.lookup(expr.id)
+        if scope is None:
+            return True
+        return expr.id in scope.external
+    if isinstance(expr, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.Compare, ast.BinOp)):
+        return False
+    if isinstance(expr, ast.UnaryOp):
+        return False
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        return any(_origin_external(e, walker) for e in expr.elts)
+    if isinstance(expr, ast.Dict):
+        return any(_origin_external(v, walker) for v in (*expr.values, *(k for k in expr.keys if k is not None)))
+    if isinstance(expr, (ast.Attribute, ast.Subscript, ast.Starred, ast.NamedExpr)):
+        return _origin_external(expr.value, walker)
+    if isinstance(expr, (ast.BoolOp,)):
+        return any(_origin_external(v, walker) for v in expr.values)
+    if isinstance(expr, ast.IfExp):
+        return _origin_external(expr.body, walker) or _origin_external(expr.orelse, walker)
+    if isinstance(expr, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return not isinstance(expr.elt, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Constant))
+    if isinstance(expr, ast.DictComp):
+        return not isinstance(expr.value, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Constant))
+    if isinstance(expr, ast.Call):
+        return not returns_new_object(walker, expr)
+    return True
+
+
+def _is_mask(index: ast.AST) -> bool:
+    """``x[x > 0]``, ``x[~(x > 0)]``: a boolean mask built in the subscript."""
+    if isinstance(index, ast.Compare):
+        return True
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
+        return _is_mask(index.operand)
+    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.BitAnd, ast.BitOr)):
+        return _is_mask(index.left) or _is_mask(index.right)
+    return False
+
+
+def _tensor_data(expr: ast.AST, walker: _Walker) -> ast.AST | None:
+    """A sub-expression of ``expr`` that computes on tensor data (a call of a torch function
+    or a tensor method that is not metadata), or None. A bare name is never one: its type
+    is unknown, so a tensor-valued flag passed in is not caught here."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Lambda):
+            return None
+        if isinstance(node, ast.Call) and computes_on_tensor_data(walker, node):
+            return node
+    return None

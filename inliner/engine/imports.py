@@ -1,0 +1,359 @@
+"""The module's imports around a rewrite: the runtime's goes where isort puts it, and
+the ones the rewrite made unused go away.
+
+Both are text edits on the original: top-level imports lie outside every rewritten
+region, so their offsets are the original's and everything else stays byte-identical.
+
+Adding: ``from inliner.runtime import custom_vjp`` joins the import section that holds
+``torch`` (a file with a Function always has one), at the place isort's default order
+gives it (plain ``import x`` lines first, then ``from x import`` lines by module name),
+so that ruff's I001 finds nothing the original did not have.
+
+Removing is deliberately timid. A name goes only if the rewrite removed its last use (the
+original used it, the rewritten module never mentions it: as a variable, in an annotation,
+inside any string but a plain docstring) and nothing could reach it otherwise: not in an
+``__init__.py``, no ``__all__`` that is not a literal, no ``globals()``/``eval``-style
+access, no ``# noqa`` on the import, no ``import x as x`` re-export, never ``*`` or
+``__future__``; and only from modules whose import does nothing of its own (the standard
+library, and torch modules that ``import torch`` loads anyway, as the runtime does), or
+inside ``if TYPE_CHECKING:``, which never runs (emptied, the block goes whole).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import collections
+import re
+import sys
+
+from inliner.engine.source import SourceText
+
+Edit = tuple[int, int, str]
+
+# torch modules that a bare ``import torch`` has already loaded (tests/test_imports.py
+# checks this on the installed torch): dropping an import of them changes nothing.
+TORCH_MODULES = frozenset(
+    {
+        "torch",
+        "torch.autograd",
+        "torch.autograd.function",
+        "torch.autograd.forward_ad",
+        "torch.amp",
+        "torch.cuda",
+        "torch.cuda.amp",
+        "torch.cpu",
+        "torch.cpu.amp",
+        "torch.nn",
+        "torch.nn.functional",
+        "torch.types",
+        "torch._functorch",
+        "torch._functorch.autograd_function",
+        "torch._C",
+    }
+)
+# Names a rewrite can take the last use of that are no torch submodule (``from m import x``
+# could otherwise load ``m.x``): the lowercase ones, spelled out; classes are capitalised.
+_TORCH_FUNCTIONS = frozenset({"once_differentiable", "custom_fwd", "custom_bwd", "autograd_function_apply"})
+_IMPORT_HAS_EFFECTS = frozenset({"this", "antigravity", "readline", "rlcompleter", "site", "faulthandler", "tracemalloc"})
+_DYNAMIC_ACCESS = frozenset({"globals", "vars", "locals", "eval", "exec"})
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def import_edits(
+    tree: ast.Module, text: SourceText, rewritten: ast.Module, *, module: str, line: str, path: str
+) -> list[Edit]:
+    """The edits to the original's imports: the insertion of ``line`` (which imports from
+    ``module``) first, so it precedes anything else inserted at its offset; then removals."""
+    block = _import_block(tree)
+    removals, gone = _removals(tree, text, rewritten) if _may_remove(tree, rewritten, path) else ([], set())
+    kept = [stmt for stmt in block if id(stmt) not in gone]
+    removed_lines = {n for start, end, new in removals if not new for n in _lines_of(text, start, end)}
+    return [_insertion(tree, text, block, kept, removed_lines, module, line), *removals]
+
+
+def _lines_of(text: SourceText, start: int, end: int) -> range:
+    """The (1-based) lines a removal of whole lines from ``start`` to ``end`` takes away."""
+    first = bisect.bisect_right(text.starts, start)
+    return range(first, bisect.bisect_right(text.starts, end - 1) + 1)
+
+
+# -- which names the rewrite made unused ------------------------------------------------
+
+
+def _may_remove(tree: ast.Module, rewritten: ast.Module, path: str) -> bool:
+    if path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py":
+        return False  # a package's namespace: its imports are its public names
+    return not (_reached_dynamically(tree) or _reached_dynamically(rewritten))
+
+
+def mentions(node: ast.AST) -> collections.Counter[str]:
+    """How often each name is mentioned where code could read it: as a variable, in an
+    annotation, a ``global`` statement, or as a word of a string that is not a plain docstring."""
+    docstrings = {id(d) for d in _docstrings(node) if ">>>" not in d.value}
+    found: collections.Counter[str] = collections.Counter()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            found[child.id] += 1
+        elif isinstance(child, (ast.Global, ast.Nonlocal)):
+            found.update(child.names)
+        elif isinstance(child, ast.Constant) and isinstance(child.value, str) and id(child) not in docstrings:
+            found.update(_WORD.findall(child.value))
+    return found
+
+
+def _docstrings(node: ast.AST) -> list[ast.Constant]:
+    out = []
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and child.body:
+            first = child.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                out.append(first.value)
+    return out
+
+
+def _reached_dynamically(module: ast.Module) -> bool:
+    """Module globals may be read by a name only known at run time."""
+    for node in ast.walk(module):
+        if isinstance(node, ast.Name) and node.id in _DYNAMIC_ACCESS:
+            return True
+        if isinstance(node, ast.Name) and node.id == "__all__" and not _literal_all(node, module):
+            return True
+    return any(isinstance(s, ast.FunctionDef) and s.name in ("__getattr__", "__dir__") for s in module.body)
+
+
+def _literal_all(name: ast.Name, module: ast.Module) -> bool:
+    """``name`` is the target of a module-level ``__all__ = [<strings>]``."""
+    for stmt in module.body:
+        if isinstance(stmt, ast.Assign) and any(t is name for t in stmt.targets):
+            value = stmt.value
+            return isinstance(value, (ast.List, ast.Tuple)) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+            )
+    return False
+
+
+# -- removing ---------------------------------------------------------------------------
+
+
+def _removals(tree: ast.Module, text: SourceText, rewritten: ast.Module) -> tuple[list[Edit], set[int]]:
+    """Edits dropping the names the rewrite made unused from the module's imports (top
+    level, and inside ``if TYPE_CHECKING:``), and the ids of the statements that go entirely.
+
+    A ``TYPE_CHECKING`` block left empty goes whole, and with it maybe the last use of
+    ``TYPE_CHECKING`` itself."""
+    before, after = mentions(tree), mentions(rewritten)
+    unused = {name for name in before if not after[name]}
+    edits: dict[int, list[Edit]] = {}
+    gone: set[int] = set()
+    for guard in (s for s in tree.body if _is_type_checking_guard(s) and _may_edit(s, text)):
+        _drop(guard.body, text, unused, edits, gone, guarded=True)
+        if all(id(s) in gone for s in guard.body):
+            for stmt in guard.body:
+                del edits[id(stmt)]
+            edits[id(guard)] = [(text.offset(guard.lineno, 0), _past_doubled_blank(text, guard), "")]
+            gone.add(id(guard))
+            after.subtract(mentions(guard.test))
+    unused |= {name for name in before if after[name] <= 0}
+    _drop([s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))], text, unused, edits, gone, guarded=False)
+    return [edit for group in edits.values() for edit in group], gone
+
+
+def _is_type_checking_guard(stmt: ast.stmt) -> bool:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``) holding only imports: never run."""
+    if not isinstance(stmt, ast.If) or stmt.orelse:
+        return False
+    test = stmt.test
+    named = (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING" and isinstance(test.value, ast.Name)
+    )
+    return named and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)
+
+
+def _drop(statements: list[ast.stmt], text: SourceText, unused: set[str], edits: dict[int, list[Edit]], gone: set[int], *, guarded: bool) -> None:
+    for stmt in statements:
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)) or not _may_edit(stmt, text):
+            continue
+        drop = [a for a in stmt.names if _binding(a, stmt) in unused and _droppable(a, stmt, guarded)]
+        if len(drop) == len(stmt.names):
+            edits[id(stmt)] = [(text.offset(stmt.lineno, 0), _past_doubled_blank(text, stmt), "")]
+            gone.add(id(stmt))
+        elif drop:
+            edits[id(stmt)] = _without(text, stmt, drop)
+
+
+def _binding(alias: ast.alias, stmt: ast.Import | ast.ImportFrom) -> str:
+    if alias.asname is not None:
+        return alias.asname
+    return alias.name if isinstance(stmt, ast.ImportFrom) else alias.name.split(".", 1)[0]
+
+
+def _droppable(alias: ast.alias, stmt: ast.Import | ast.ImportFrom, guarded: bool) -> bool:
+    """Removing the name changes nothing else: ``guarded`` imports never run at all."""
+    if alias.name == "*" or alias.asname == alias.name:  # `import x as x`: an explicit re-export
+        return False
+    if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+        return False
+    if guarded:
+        return True
+    if isinstance(stmt, ast.Import):
+        return import_is_inert(alias.name)
+    if stmt.level or stmt.module is None or not import_is_inert(stmt.module):
+        return False
+    if stmt.module.split(".", 1)[0] != "torch":
+        return True
+    member = f"{stmt.module}.{alias.name}"
+    return member in TORCH_MODULES or alias.name in _TORCH_FUNCTIONS or not alias.name.islower()
+
+
+def import_is_inert(module: str) -> bool:
+    """Importing ``module`` has no effect a rewritten module could miss."""
+    root = module.split(".", 1)[0]
+    if root == "torch":
+        return module in TORCH_MODULES
+    return (root in sys.stdlib_module_names and root not in _IMPORT_HAS_EFFECTS) or root == "typing_extensions"
+
+
+def _may_edit(stmt: ast.stmt, text: SourceText) -> bool:
+    """The statement alone occupies its lines (comments aside) and carries no ``noqa``."""
+    start = text.offset(stmt.lineno, stmt.col_offset)
+    end = text.offset(stmt.end_lineno, stmt.end_col_offset)
+    before = text.source[text.offset(stmt.lineno, 0) : start]
+    after = text.source[end : text.line_end(stmt.end_lineno)].strip()
+    alone = not before.strip() and (not after or after.startswith("#"))
+    return alone and "noqa" not in text.lines_between(stmt.lineno, stmt.end_lineno).lower()
+
+
+def _past_doubled_blank(text: SourceText, stmt: ast.stmt) -> int:
+    """The end of a removed statement's lines, and of the blank line after them when a
+    blank line also precedes them: a section that empties leaves one separator, not two."""
+    end = text.line_end(stmt.end_lineno)
+    before = text.line(stmt.lineno - 1) if stmt.lineno > 1 else ""
+    after_line = stmt.end_lineno + 1
+    if after_line <= len(text.starts) and not text.line(after_line).strip() and not before.strip():
+        return text.line_end(after_line)
+    return end
+
+
+def _without(text: SourceText, stmt: ast.Import | ast.ImportFrom, dropped: list[ast.alias]) -> list[Edit]:
+    """Edits dropping some of a statement's names: a one-line statement is written again;
+    in a parenthesised one with a name per line those lines go (with their comments).
+    Any other layout is left alone."""
+    if stmt.lineno == stmt.end_lineno:
+        start = text.offset(stmt.lineno, stmt.col_offset)
+        end = text.offset(stmt.end_lineno, stmt.end_col_offset)
+        kept = [a for a in stmt.names if a not in dropped]
+        names = ", ".join(a.name + ("" if a.asname is None else f" as {a.asname}") for a in kept)
+        head = "import" if isinstance(stmt, ast.Import) else f"from {'.' * stmt.level}{stmt.module or ''} import"
+        return [(start, end, f"{head} {names}")]
+    lines = [a.lineno for a in stmt.names]
+    own_lines = all(a.lineno == a.end_lineno for a in stmt.names) and len(set(lines)) == len(lines)
+    if not own_lines or stmt.lineno in lines or stmt.end_lineno in lines:
+        return []
+    return [(text.offset(a.lineno, 0), text.line_end(a.lineno), "") for a in dropped]
+
+
+# -- adding -----------------------------------------------------------------------------
+
+
+def _import_block(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The imports the module starts with (after its docstring)."""
+    body = tree.body
+    start = 1 if body and _is_docstring(body[0]) else 0
+    block = []
+    for stmt in body[start:]:
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            break
+        block.append(stmt)
+    return block
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _sections(block: list[ast.Import | ast.ImportFrom], text: SourceText) -> list[list[ast.Import | ast.ImportFrom]]:
+    """The block split at blank lines, as isort separates its sections."""
+    sections: list[list[ast.Import | ast.ImportFrom]] = []
+    previous = None
+    for stmt in block:
+        if previous is None or any(not text.line(n).strip() for n in range(previous.end_lineno + 1, stmt.lineno)):
+            sections.append([])
+        sections[-1].append(stmt)
+        previous = stmt
+    return sections
+
+
+def _module(stmt: ast.Import | ast.ImportFrom) -> str:
+    if isinstance(stmt, ast.Import):
+        return stmt.names[0].name
+    return "." * stmt.level + (stmt.module or "")
+
+
+def _sort_key(stmt: ast.Import | ast.ImportFrom) -> tuple[int, str]:
+    """isort's default order inside a section: ``import x`` before ``from x import``, then by module."""
+    return (1 if isinstance(stmt, ast.ImportFrom) else 0, _module(stmt).lower())
+
+
+def _third_party(stmt: ast.Import | ast.ImportFrom) -> bool:
+    module = _module(stmt)
+    root = module.split(".", 1)[0]
+    return bool(root) and root != "__future__" and root not in sys.stdlib_module_names
+
+
+def _insertion(
+    tree: ast.Module,
+    text: SourceText,
+    block: list[ast.Import | ast.ImportFrom],
+    kept: list[ast.Import | ast.ImportFrom],
+    removed_lines: set[int],
+    module: str,
+    line: str,
+) -> Edit:
+    """Where ``line`` goes: into torch's section in sorted place, else into a section of its own."""
+    kept_ids = {id(s) for s in kept}
+    sections = [[s for s in section if id(s) in kept_ids] for section in _sections(block, text)]
+    sections = [s for s in sections if s]
+    target = next((s for s in sections if any(_module(i).split(".")[0] == "torch" for i in s)), None)
+    target = target or next((s for s in sections if any(_third_party(i) for i in s)), None)
+    if target is not None:
+        ours = (1, module.lower())
+        before = [s for s in target if _sort_key(s) <= ours]
+        if before:
+            offset = text.line_end(before[-1].end_lineno)
+        else:
+            offset = _comments_start(text, target[0].lineno)
+        return (offset, offset, line)
+    if sections:  # only standard-library imports: a section of our own after them
+        last = sections[-1][-1].end_lineno
+        offset = text.line_end(last)
+        following = next((n for n in range(last + 1, len(text.starts) + 1) if n not in removed_lines), None)
+        code_follows = following is not None and text.line(following).strip() != ""
+        return (offset, offset, text.newline + line + (text.newline if code_follows else ""))
+    return _at_top(tree, text, line)
+
+
+def _comments_start(text: SourceText, lineno: int) -> int:
+    """The offset of the comment lines right above ``lineno`` (they belong to that import)."""
+    first = lineno
+    while first > 1 and text.line(first - 1).lstrip().startswith("#"):
+        first -= 1
+    return text.offset(first, 0)
+
+
+def _at_top(tree: ast.Module, text: SourceText, line: str) -> Edit:
+    """No import block: after the docstring and ``__future__`` imports, or at the very top."""
+    after = None
+    for i, stmt in enumerate(tree.body):
+        is_future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
+        if (i == 0 and _is_docstring(stmt)) or is_future:
+            after = stmt
+            continue
+        break
+    if after is not None:
+        offset = text.line_end(after.end_lineno)
+    else:
+        first = tree.body[0]
+        first_line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
+        offset = text.offset(first_line, 0)
+    return (offset, offset, line)

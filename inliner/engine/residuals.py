@@ -1,0 +1,174 @@
+"""One residual per value: merge residual slots that hold the same local and reach no
+reader twice.
+
+A forward that saves ``x`` for backward and again for its jvp returns ``(x, dx, x, dx)``;
+backward reads the first pair and jvp the second. The runtime passes each slot by the
+routes its index keywords name (``saved_for_backward_idx``, ``saved_for_forward_idx``), and
+a slot may take both, so the two copies can be one slot: ``(x, dx)``, both keywords
+``(0, 1)``, and each reader unpacks the names it uses.
+
+Only what is certainly the same value merges: the same name at both positions of every
+return (one tuple, built at the return, holds one object twice). Plain slots merge with
+plain slots (each reader gets that object either way); saved slots never merge within
+one route (``save_for_backward(x, x)`` unpacks two tensors that need not be one object),
+nor with a plain slot or a ``saved_tensors`` group; and a reader that uses both names
+keeps both slots.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import libcst as cst
+
+from inliner.engine.model import CustomVJP, VJPSpec
+from inliner.engine.names import names_in, unpack_statement
+
+
+def merge_repeated(vjp: CustomVJP) -> CustomVJP:
+    """``vjp`` with repeated residual slots merged (itself when nothing merges)."""
+    returns = _residual_returns(vjp.fwd)
+    readers = [vjp.bwd, *(f for f in vjp.extra if f.name.value == vjp.spec.jvp)]
+    unpacks = [u for u in map(_unpack, readers) if u is not None]
+    if not returns or len(unpacks) != len(readers):
+        return vjp
+    width = len(returns[0][1])
+    if width < 2 or any(len(names) != width for _, names in returns + unpacks):
+        return vjp
+    used = [names_in(f.body.with_changes(body=[s for s in f.body.body if s is not u[0]])) for f, u in zip(readers, unpacks)]
+    plan = _Plan(vjp.spec, [names for _, names in unpacks], used)
+    for j in range(width):
+        plan.place(j, [i for i in range(j) if all(names[i] == names[j] for _, names in returns)])
+    if len(plan.slots) == width:
+        return vjp
+    return _rebuilt(vjp, plan, returns, readers, unpacks)
+
+
+def _residual_returns(fwd: cst.FunctionDef) -> list[tuple[cst.CSTNode, list[str]]]:
+    """fwd's returns and the residual names of each, if every one is ``return out, (names...)``."""
+    finder = _Returns()
+    fwd.body.visit(finder)
+    out = []
+    for ret in finder.found:
+        value = ret.value
+        if not (isinstance(value, cst.Tuple) and len(value.elements) == 2):
+            return []
+        residuals = value.elements[1].value
+        if not isinstance(residuals, cst.Tuple) or isinstance(value.elements[1], cst.StarredElement):
+            return []
+        names = [e.value.value for e in residuals.elements if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)]
+        if len(names) != len(residuals.elements):
+            return []
+        out.append((ret, names))
+    return out
+
+
+class _Returns(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Return] = []
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # a nested function's returns are its own
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+def _unpack(reader: cst.FunctionDef) -> tuple[cst.CSTNode, list[str]] | None:
+    """The ``a, b = residuals`` statement a reader opens with, and its names."""
+    body = reader.body
+    residuals = reader.params.posonly_params[:1] or reader.params.params[:1]
+    if not isinstance(body, cst.IndentedBlock) or not residuals:
+        return None
+    for stmt in body.body[:2]:  # after the docstring, if there is one
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+            continue
+        small = stmt.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Name):
+            target = small.targets[0].target
+            if small.value.value == residuals[0].name.value and isinstance(target, cst.Tuple):
+                names = [e.value.value for e in target.elements if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)]
+                return (stmt, names) if len(names) == len(target.elements) else None
+    return None
+
+
+class _Plan:
+    """Which original slots each kept slot stands for, and the name each reader gives it."""
+
+    def __init__(self, spec: VJPSpec, reader_names: list[list[str]], used: list[set[str]]) -> None:
+        self.spec = spec
+        self.reader_names = reader_names
+        self.used = used
+        self.slots: list[list[int]] = []  # kept slot -> the original slots it holds
+        self.names: list[list[str]] = []  # kept slot -> its name in each reader
+
+    def routes(self, slot: int) -> set[str]:
+        spec = self.spec
+        found = {"saved"} if slot in spec.saved_for_backward_idx else set()
+        found |= {"fsaved"} if slot in spec.saved_for_forward_idx else set()
+        if slot == spec.saved_tensors_idx:
+            return {"group"}
+        return found or {"plain"}
+
+    def place(self, j: int, same_value: list[int]) -> None:
+        for k, members in enumerate(self.slots):
+            if members[0] in same_value and self._fits(k, j):
+                members.append(j)
+                for r, names in enumerate(self.reader_names):
+                    if names[j] in self.used[r]:
+                        self.names[k][r] = names[j]
+                return
+        self.slots.append([j])
+        self.names.append([names[j] for names in self.reader_names])
+
+    def _fits(self, k: int, j: int) -> bool:
+        taken = set().union(*(self.routes(i) for i in self.slots[k]))
+        joining = self.routes(j)
+        both_plain = taken == joining == {"plain"}
+        if not both_plain and (taken & joining or not (taken | joining) <= {"saved", "fsaved"}):
+            return False
+        return not any(self.names[k][r] in used and names[j] in used for r, (names, used) in enumerate(zip(self.reader_names, self.used)))
+
+    def new_index(self) -> dict[int, int]:
+        return {i: k for k, members in enumerate(self.slots) for i in members}
+
+
+def _rebuilt(vjp: CustomVJP, plan: _Plan, returns, readers, unpacks) -> CustomVJP:
+    keep = [members[0] for members in plan.slots]
+    new_returns = {}
+    for ret, names in returns:
+        value = ret.value
+        residuals = cst.Tuple([cst.Element(cst.Name(names[i])) for i in keep])
+        new_returns[ret] = ret.with_changes(value=value.with_changes(elements=[value.elements[0], value.elements[1].with_changes(value=residuals)]))
+    fwd = vjp.fwd.visit(_Replace(new_returns))
+    new_readers = {}
+    for r, (reader, unpack) in enumerate(zip(readers, unpacks)):
+        opened = unpack_statement([names[r] for names in plan.names], _param_name(reader))
+        new_readers[reader.name.value] = reader.visit(_Replace({unpack[0]: unpack[0].with_changes(body=opened.body)}))
+    index = plan.new_index()
+    spec = dataclasses.replace(
+        vjp.spec,
+        saved_for_backward_idx=tuple(index[i] for i in vjp.spec.saved_for_backward_idx),
+        saved_for_forward_idx=tuple(index[i] for i in vjp.spec.saved_for_forward_idx),
+        saved_tensors_idx=None if vjp.spec.saved_tensors_idx is None else index[vjp.spec.saved_tensors_idx],
+    )
+    extra = [new_readers.get(f.name.value, f) for f in vjp.extra]
+    return dataclasses.replace(vjp, fwd=fwd, bwd=new_readers[vjp.bwd.name.value], extra=extra, spec=spec)
+
+
+def _param_name(reader: cst.FunctionDef) -> str:
+    return (reader.params.posonly_params[:1] or reader.params.params[:1])[0].name.value
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, replacements: dict[cst.CSTNode, cst.CSTNode]) -> None:
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        return self.replacements.get(original_node, updated_node)

@@ -21,7 +21,9 @@ by everything it reads:
 
 What the pipeline decides from the whole module on every run (how the module uses a
 class, the compile kind, the imports to tidy) is not cached: it is recomputed, and
-whatever of it a lowering reads is part of the key.
+whatever of it a lowering reads is part of the key. What is a function of one
+top-level statement's own text alone (the module-level names its functions change,
+for compile kinds) is remembered by that text (``remember``).
 
 A cache belongs to one document: sharing one between documents is correct but
 keeps evicting.
@@ -145,6 +147,7 @@ class FlattenCache:
         self.max_lowerings = max_lowerings
         self._module: ModuleEntry | None = None
         self._lowerings: dict[Hashable, list[Lowering]] = {}
+        self._remembered: dict[Hashable, Any] = {}
         self.hits = 0
         self.misses = 0
 
@@ -156,6 +159,16 @@ class FlattenCache:
         if entry is None or entry.source != source or entry.path != path:
             entry = self._module = ModuleEntry(source, path, build())
         return entry.facts
+
+    # -- facts of one statement ------------------------------------------------------
+
+    def remember(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """``make()``, kept under ``key``: for what is a function of the text ``key`` holds."""
+        if key not in self._remembered:
+            if len(self._remembered) >= self.max_lowerings:
+                self._remembered.pop(next(iter(self._remembered)))
+            self._remembered[key] = make()
+        return self._remembered[key]
 
     # -- lowerings -----------------------------------------------------------------
 

@@ -29,8 +29,8 @@ from typing import Any
 
 import libcst as cst
 
-from inliner.engine.analysis.compile_context import CompileContext
-from inliner.engine.analysis.compile_kind import CompileKind
+from inliner.engine.analysis.compile_context import CALL_RESIDUALS, CLASS_RESIDUALS, CompileContext, bodies_of
+from inliner.engine.analysis.compile_kind import CompileKind, names_mutated_in
 from inliner.engine.analysis.compile_overrides import PRAGMA_CODE, CompileOverrides
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
@@ -145,7 +145,9 @@ def rewrite_module(
     if isinstance(parsed, FlattenResult):
         return parsed
     tree, classes, hop_names, index, text = parsed.tree, parsed.classes, parsed.hop_names, parsed.index, parsed.text
-    compiling = CompileContext(tree, index, text, module=module, overrides=compile_overrides)
+    compiling = CompileContext(
+        tree, index, text, module=module, overrides=compile_overrides, of_statement=_statement_facts(run.cache, text)
+    )
 
     candidates = _class_candidates(classes, index, text)
     candidates += _subclass_candidates(classes, candidates, index, text)
@@ -161,13 +163,8 @@ def rewrite_module(
         return FlattenResult(source)
 
     taken = set(index.names)
-    runtime_name = RUNTIME_NAME if RUNTIME_NAME not in taken else fresh("_inliner_custom_vjp", taken)
-    taken.add(runtime_name)
-    flat_class_name = FLAT_CLASS_NAME if FLAT_CLASS_NAME not in taken else fresh("_InlinerFlatClass", taken)
-    taken.add(flat_class_name)
-    record_name = RECORD_NAME if RECORD_NAME not in taken else fresh("_inliner_Record", taken)
-    taken.add(record_name)
-    names = _RuntimeNames(runtime_name, flat_class_name, record_name)
+    names = _RuntimeNames.choose(taken)
+    runtime_name = names.custom_vjp
     parents = Parents(tree)
 
     edits: list[tuple[int, int, str]] = []
@@ -222,13 +219,7 @@ def rewrite_module(
             if not any(s <= start < e for s, e in spans):
                 edits.append((start, end, candidate.name))
 
-    needs_flat_class = any(isinstance(c.outcome, CustomVJP) and c.outcome.kept and c.base is None for c in candidates)
-    uses_record = any(isinstance(c.outcome, CustomVJP) and c.outcome.spec.ctx_record for c in candidates)
-    imported = [(RUNTIME_NAME, runtime_name)]
-    imported += [(FLAT_CLASS_NAME, flat_class_name)] if needs_flat_class else []
-    imported += [(RECORD_NAME, record_name)] if uses_record else []
-    spelled = sorted(name if bound == name else f"{name} as {bound}" for name, bound in imported)
-    line = f"from {RUNTIME_MODULE} import {', '.join(spelled)}{text.newline}"
+    line = _runtime_import_line(candidates, names, text.newline)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the original's own warnings (escape sequences...), seen again
         rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
@@ -271,6 +262,20 @@ def _read_module(source: str, path: str) -> _Module | FlattenResult:
         return FlattenResult(source)
     index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
     return _Module(tree, classes, hop_names, index, SourceText(source))
+
+
+def _statement_facts(cache: FlattenCache, text: SourceText) -> Callable[[ast.stmt], frozenset[str]]:
+    """``names_mutated_in`` a top-level statement, remembered by the statement's own text
+    (its lines, and where in them it starts and ends): the same text, the same answer."""
+
+    def of_statement(statement: ast.stmt) -> frozenset[str]:
+        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+        last = statement.end_lineno or statement.lineno
+        where = (statement.lineno - first, statement.col_offset, statement.end_col_offset)
+        key = ("mutated", text.lines_between(first, last), where)
+        return cache.remember(key, lambda: names_mutated_in(statement))
+
+    return of_statement
 
 
 def _statements(tree: ast.Module) -> list[ast.stmt]:
@@ -319,6 +324,28 @@ class _RuntimeNames:
     custom_vjp: str
     flat_class: str
     record: str
+
+    @staticmethod
+    def choose(taken: set[str]) -> _RuntimeNames:
+        """The names the runtime's callables get in the module (taken from now on)."""
+        runtime_name = RUNTIME_NAME if RUNTIME_NAME not in taken else fresh("_inliner_custom_vjp", taken)
+        taken.add(runtime_name)
+        flat_class_name = FLAT_CLASS_NAME if FLAT_CLASS_NAME not in taken else fresh("_InlinerFlatClass", taken)
+        taken.add(flat_class_name)
+        record_name = RECORD_NAME if RECORD_NAME not in taken else fresh("_inliner_Record", taken)
+        taken.add(record_name)
+        return _RuntimeNames(runtime_name, flat_class_name, record_name)
+
+
+def _runtime_import_line(candidates: list[_Candidate], names: _RuntimeNames, newline: str) -> str:
+    """``from inliner.runtime import ...``: what the flattened candidates use, as the module names it."""
+    needs_flat_class = any(isinstance(c.outcome, CustomVJP) and c.outcome.kept and c.base is None for c in candidates)
+    uses_record = any(isinstance(c.outcome, CustomVJP) and c.outcome.spec.ctx_record for c in candidates)
+    imported = [(RUNTIME_NAME, names.custom_vjp)]
+    imported += [(FLAT_CLASS_NAME, names.flat_class)] if needs_flat_class else []
+    imported += [(RECORD_NAME, names.record)] if uses_record else []
+    spelled = sorted(name if bound == name else f"{name} as {bound}" for name, bound in imported)
+    return f"from {RUNTIME_MODULE} import {', '.join(spelled)}{newline}"
 
 
 def _subclass_candidates(
@@ -438,8 +465,10 @@ def _flatten_class(
     product: _ClassProduct = lowering.product
     candidate.lowering, candidate.block, candidate.inherited = lowering, product.block, product.inherited
     candidate.decorator_generations = product.decorator_generations
-    check_no_new_names_once(lowering, vjp, candidate, names)
-    candidate.compile = compiling.decide_class(cls, outer_scope, vjp)  # writes the kind into vjp.spec
+    if not run.diagnostics_only:  # a check on the code to print (an engine bug if it fails)
+        check_no_new_names_once(lowering, vjp, candidate, names)
+    bodies = lowering.once("bodies", lambda: bodies_of(vjp, CLASS_RESIDUALS))
+    candidate.compile = compiling.decide_class(cls, outer_scope, vjp, bodies)  # writes the kind into vjp.spec
     if run.diagnostics_only:
         return []
     block = product.block
@@ -775,9 +804,11 @@ def _flatten_call(
 
     lowering = run.cache.lower(_call_key(site, text, spans, flat_name, renames, runtime_name), call.lineno, lower, taken, ask=ask, position=lambda: candidate.refusal_position)
     vjp = _lowered(candidate, lowering)
-    originals = [block.node for block in lowering.product]
-    lowering.once("check", lambda: check_no_new_names(vjp, originals, module_level=(runtime_name,)))
-    compile_kind = compiling.decide_call(call, site.scope, vjp)  # writes the kind into vjp.spec
+    if not run.diagnostics_only:  # a check on the code to print (an engine bug if it fails)
+        originals = [block.node for block in lowering.product]
+        lowering.once("check", lambda: check_no_new_names(vjp, originals, module_level=(runtime_name,)))
+    bodies = lowering.once("bodies", lambda: bodies_of(vjp, CALL_RESIDUALS))
+    compile_kind = compiling.decide_call(call, site.scope, vjp, bodies)  # writes the kind into vjp.spec
     call_edits = _call_edits(call, flat_name, text)
     candidate.name = flat_name
     candidate.outcome = vjp

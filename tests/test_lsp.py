@@ -12,6 +12,7 @@ import asyncio
 import re
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -214,9 +215,14 @@ class Session:
     async def resolve(self, action: types.CodeAction) -> types.CodeAction:
         return await asyncio.wait_for(self.client.code_action_resolve_async(action), TIMEOUT)
 
-    async def engine_runs(self) -> int:
+    async def runs(self, kind: str) -> int:
+        """How many engine runs of ``kind`` ("quick", "full" or "select") the server started."""
         stats = await asyncio.wait_for(self.client.protocol.send_request_async("inliner/stats", None), TIMEOUT)
-        return stats["engineRuns"] if isinstance(stats, dict) else stats.engineRuns
+        runs = stats["runs"] if isinstance(stats, dict) else stats.runs
+        return runs[kind] if isinstance(runs, dict) else getattr(runs, kind)
+
+    def versions_published(self, uri: str) -> list[int | None]:
+        return [params.version for params in self.published.get(uri, [])]
 
 
 def _capabilities(
@@ -290,7 +296,7 @@ def test_diagnostics_actions_changes_and_exit():
             )
 
             # -- code actions at the good class: its own rewrite and the whole-file one
-            runs = await session.engine_runs()
+            selections = await session.runs("select")
             for line in (
                 scale_line,
                 scale_line + 4,
@@ -311,7 +317,7 @@ def test_diagnostics_actions_changes_and_exit():
                 )
                 assert apply_workspace_edit(GOOD_AND_BAD, uri, whole.edit) == flatten(GOOD_AND_BAD).source
                 assert one.edit.document_changes[0].text_document.version == 1
-            assert await session.engine_runs() == runs + 1, "one engine run for the selection, cached after"
+            assert await session.runs("select") == selections + 1, "one engine run for the selection, cached after"
 
             # -- at the bad class: no per-class action; kind filtering
             helper_line = _line_of(GOOD_AND_BAD, "class Helper(")
@@ -336,14 +342,13 @@ def test_diagnostics_actions_changes_and_exit():
             )
             assert apply_workspace_edit(FIXED, uri, actions[1].edit) == flatten(FIXED).source
 
-            # -- fast typing: versions are debounced, never analysed twice
-            runs = await session.engine_runs()
+            # -- fast typing: each version is analysed at most once, the last one surely
+            runs = await session.runs("quick")
             session.change(uri, FIXED + "\n# 3", 3)
             session.change(uri, FIXED + "\n# 4", 4)
             session.change(uri, GOOD_AND_BAD, 5)
             assert {d.code for d in await session.diagnostics(uri, 5)} == {"INL001", "INL102"}
-            assert not any(p.version in (3, 4) for p in session.published[uri])
-            assert runs < await session.engine_runs() <= runs + 3
+            assert runs < await session.runs("quick") <= runs + 3
 
             # -- a document that does not parse: no diagnostics, no actions, no popup
             broken = "file:///tmp/inliner-lsp/broken.py"
@@ -359,6 +364,8 @@ def test_diagnostics_actions_changes_and_exit():
             assert await session.actions("file:///tmp/inliner-lsp/notes.txt", scale_line) == []
 
             assert session.popups == []
+            versions = session.versions_published(uri)
+            assert versions == sorted(versions), "never a version's diagnostics after a newer one's"
             code = await session.finish()
             stderr = await session.stderr()
             assert code == 0, stderr
@@ -384,18 +391,20 @@ def test_resolve_crlf_and_utf8_positions():
             before = _lines(text)[stash_line].index("stash(ctx") + len("stash(")
             assert warning.range.start.character == len(_lines(text)[stash_line][:before].encode("utf-8"))
 
-            runs = await session.engine_runs()
+            quick, selections = await session.runs("quick"), await session.runs("select")
             actions = await session.actions(uri, _line_of(text, "class Scale("))
             assert [a.title for a in actions] == ["Flatten `Scale`", "Flatten all autograd Functions in this file"]
             assert all(a.edit is None for a in actions), "edits come on resolve"
-            assert await session.engine_runs() == runs, "listing actions runs nothing new"
+            assert (await session.runs("quick"), await session.runs("select")) == (quick, selections), (
+                "listing actions runs nothing new"
+            )
             one, whole = [await session.resolve(a) for a in actions]
             assert (
                 apply_workspace_edit(text, uri, one.edit, "utf-8")
                 == flatten(text, select=Selection(name="Scale")).source
             )
             assert apply_workspace_edit(text, uri, whole.edit, "utf-8") == flatten(text).source
-            assert await session.engine_runs() == runs + 1
+            assert await session.runs("select") == selections + 1
 
             # a stale action (the class is gone) resolves to no edit rather than a wrong one
             session.change(uri, text.replace("class Scale(torch.autograd.Function)", "class Scale(object)"), 2)
@@ -431,19 +440,42 @@ _TEXTS = st.lists(_PIECES, max_size=30).map("".join)
 
 
 @settings(max_examples=300, deadline=None)
-@given(old=_TEXTS, new=_TEXTS, encoding=st.sampled_from(["utf-8", "utf-16", "utf-32"]))
-def test_line_edits_reproduce_the_new_text(old, new, encoding):
-    edits = txt.line_edits(old, new, encoding)
-    assert txt.apply_edits(old, edits, encoding) == new
+@given(
+    text=_TEXTS,
+    cuts=st.lists(st.tuples(st.integers(0, 400), st.integers(0, 3), _TEXTS), max_size=5),
+    encoding=st.sampled_from(["utf-8", "utf-16", "utf-32"]),
+)
+def test_engine_edits_become_lsp_edits_that_make_the_same_text(text, cuts, encoding):
+    """The engine's edits (offsets into the text) turned into LSP ranges make, applied by
+    a client, the text the engine's own splice makes."""
+    from inliner.engine import TextEdit
+    from inliner.lsp.server import lsp_edits
+
+    def boundary(offset: int) -> int:  # the engine never cuts a CRLF in two
+        return offset + 1 if 0 < offset < len(text) and text[offset - 1 : offset + 1] == "\r\n" else offset
+
+    edits, cursor = [], 0
+    for at, length, new in sorted(cuts):
+        start = boundary(min(max(at, cursor), len(text)))
+        end = boundary(min(start + length, len(text)))
+        if edits and start == edits[-1].start:
+            continue  # one edit per offset: clients order inserts at one position by array order only
+        edits.append(TextEdit(start, end, new))
+        cursor = end
+    expected = "".join(
+        text[previous.end if previous else 0 : edit.start] + edit.text for previous, edit in zip([None, *edits], edits)
+    ) + text[edits[-1].end if edits else 0 :]
+    converted = lsp_edits(tuple(edits), txt.split_lines(text), encoding)
+    assert txt.apply_edits(text, converted, encoding) == expected
     codec = {"utf-8": "utf-8", "utf-16": "utf-16-le", "utf-32": "utf-32-le"}[encoding]
     if codec == "utf-32-le":
         return  # the independent applier below counts UTF-8 and UTF-16 units
     edit = types.WorkspaceEdit(
         changes={
-            "u": [types.TextEdit(types.Range(types.Position(*e.start), types.Position(*e.end)), e.text) for e in edits]
+            "u": [types.TextEdit(types.Range(types.Position(*e.start), types.Position(*e.end)), e.text) for e in converted]
         }
     )
-    assert apply_workspace_edit(old, "u", edit, codec) == new
+    assert apply_workspace_edit(text, "u", edit, codec) == expected
 
 
 def test_lsp_lines_are_not_splitlines():
@@ -454,7 +486,6 @@ def test_lsp_lines_are_not_splitlines():
     assert txt.position(txt.split_lines("😀x = 1\n"), 1, 2) == (0, 2)
     assert txt.position(txt.split_lines("😀x = 1\n"), 1, 2, "utf-8") == (0, 4)
     assert txt.position(txt.split_lines("😀x = 1\n"), 1, 2, "utf-32") == (0, 1)
-    assert txt.whole_document_edit("ab\ncd", "x") == [txt.Edit((0, 0), (1, 2), "x")]
 
 
 @pytest.mark.parametrize(
@@ -504,11 +535,10 @@ def test_targets_cover_decorators_and_body_and_disambiguate_by_line():
         Selection(name="Double"),
     ]
 
-    # decorators belong to the class span (a decorated Function keeps a class, decorators included)
-    from inliner.lsp.server import _class_spans
-
-    assert _class_spans("@a\n@b\nclass C(X):\n    pass\n") == {"C": [(1, 3, 4)]}
-    assert _class_spans("class C(:\n") == {}
+    # the engine's span of a class covers its decorators (a class without forward is refused)
+    decorated = "import torch\n\n@a\n@b\nclass C(torch.autograd.Function):\n    pass\n"
+    (target,) = flatten(decorated).targets
+    assert (target.name, target.kind, target.first_line, target.last_line, target.flattened) == ("C", "class", 3, 6, False)
 
 
 @pytest.mark.engine_bug
@@ -532,16 +562,14 @@ def test_an_engine_internal_error_is_reported_and_nothing_offered(monkeypatch, c
     assert "INL002" in caplog.text and "please report" in caplog.text
 
     # what analyse reports is what the server publishes
-    published = []
-    lsp = server.InlinerLanguageServer()
+    published = _published_by(_in_process_server(monkeypatch))
+    lsp = published.server
 
-    async def analysis_of(uri, select=None):
-        return 3, analysis
+    async def scenario() -> None:
+        lsp.opened(URI, "t.py", GOOD_AND_BAD, 3)
+        await _settled(lsp, URI)
 
-    monkeypatch.setattr(lsp, "document", lambda uri: types.TextDocumentItem(uri, "python", 3, GOOD_AND_BAD))
-    monkeypatch.setattr(lsp, "analysis", analysis_of)
-    monkeypatch.setattr(lsp, "text_document_publish_diagnostics", published.append)
-    asyncio.run(lsp.publish("file:///t.py", 0))
+    asyncio.run(scenario())
     assert [p.diagnostics for p in published] == [list(analysis.diagnostics)]
 
 
@@ -566,3 +594,100 @@ def test_an_internal_error_in_one_class_is_a_warning_on_it(monkeypatch):
     assert diagnostic.severity == types.DiagnosticSeverity.Warning
     assert diagnostic.range == types.Range(types.Position(line, 6), types.Position(line, 11))
     assert "class Scale: internal error (KeyError: 'boom'" in diagnostic.message
+
+
+# ----------------------------------------------------------------------------- the server in this process
+
+URI = "file:///t.py"
+
+
+class _Published(list):
+    server: Any
+
+
+def _in_process_server(monkeypatch):
+    from inliner.lsp import server
+
+    lsp = server.InlinerLanguageServer()
+    lsp.idle = 0.0  # the full run right after the quick one
+    return lsp
+
+
+def _published_by(lsp) -> _Published:
+    published = _Published()
+    published.server = lsp
+    lsp.text_document_publish_diagnostics = published.append
+    return published
+
+
+async def _settled(lsp, uri: str) -> None:
+    """Until the document's publishing (quick run, then full run) is over."""
+    while not lsp.publishing[uri].done():
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.engine_bug
+def test_an_error_only_printing_finds_is_published_after_the_quick_diagnostics(monkeypatch, caplog):
+    """The quick run prints no code, so it cannot see an engine error in printing it: the
+    full run that follows does, and its diagnostics replace the quick ones."""
+    import inliner.engine.rewrite
+
+    real = inliner.engine.rewrite.emit
+
+    def emit(vjp, *args, **kwargs):
+        if vjp.name == "Scale":
+            raise ValueError("printing failed")
+        return real(vjp, *args, **kwargs)
+
+    monkeypatch.setattr(inliner.engine.rewrite, "emit", emit)
+    published = _published_by(_in_process_server(monkeypatch))
+
+    async def scenario() -> None:
+        published.server.opened(URI, "t.py", FIXED, 1)
+        await _settled(published.server, URI)
+
+    asyncio.run(scenario())
+    quick, full = published
+    assert quick.version == full.version == 1
+    assert sorted(d.code for d in quick.diagnostics) == ["INL001", "INL001"]
+    assert sorted(d.code for d in full.diagnostics) == ["INL001", "INL002"]
+    (error,) = [d for d in full.diagnostics if d.code == "INL002"]
+    assert "class Scale: internal error (ValueError: printing failed" in error.message
+    assert "INL002" in caplog.text
+
+
+def test_stale_versions_never_publish_after_a_newer_one(monkeypatch):
+    """A run of version 1 that ends after version 2 arrived publishes nothing: neither its
+    quick diagnostics nor (here) full diagnostics that differ from the quick ones."""
+    import dataclasses
+    import threading
+
+    from inliner.lsp import server
+
+    release = threading.Event()
+    real = server.analyse
+
+    def analyse(text, *args, diagnostics_only=False, stop=None, **kwargs):
+        if text.endswith("# version 1\n") and not diagnostics_only:
+            release.wait(TIMEOUT)  # the full run of version 1 ends only once version 2 is in
+            analysis = real(text, *args, **kwargs)  # and is not stopped: it completes, stale
+            return dataclasses.replace(analysis, diagnostics=analysis.diagnostics[:1])  # differs from the quick run
+        return real(text, *args, diagnostics_only=diagnostics_only, stop=stop, **kwargs)
+
+    monkeypatch.setattr(server, "analyse", analyse)
+    lsp = _in_process_server(monkeypatch)
+    published = _published_by(lsp)
+
+    async def scenario() -> None:
+        lsp.opened(URI, "t.py", FIXED + "# version 1\n", 1)
+        while not published:  # the quick run of version 1 is published...
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # ...and its full run is under way
+        lsp.changed(URI, GOOD_AND_BAD, 2)
+        release.set()
+        await _settled(lsp, URI)
+        await asyncio.sleep(0.1)  # anything version 1 still had to say would be out by now
+
+    asyncio.run(asyncio.wait_for(scenario(), TIMEOUT))
+    assert [p.version for p in published] == [1, 2]
+    assert {d.code for d in published[-1].diagnostics} == {"INL001", "INL102"}

@@ -3,15 +3,22 @@
 Every surface (command line, import hook, language server) calls ``flatten`` and
 nothing else, so they always agree. ``flatten`` never raises: an internal error is
 part of the result (code ``INL002``), so no surface needs a guard of its own.
+
+The result says what the engine did, so no surface has to work it out again: the
+edits that turn the input into the new text, the classes and op calls it looked at
+(``targets``) and where each new line comes from (``line_map``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
-from inliner.engine.result import FlattenResult, Selection
+from inliner.engine.incremental import Cancelled, FlattenCache
+from inliner.engine.result import FlattenResult, Selection, Target, TextEdit
 
-__all__ = ["FlattenResult", "Selection", "flatten"]
+__all__ = ["Cancelled", "FlattenCache", "FlattenResult", "Selection", "Target", "TextEdit", "flatten"]
 
 
 def flatten(
@@ -19,6 +26,9 @@ def flatten(
     *,
     path: str = "<string>",
     select: Selection | None = None,
+    cache: FlattenCache | None = None,
+    diagnostics_only: bool = False,
+    stop: Callable[[], bool] | None = None,
     module: str | None = None,
     compile_overrides: CompileOverrides | None = None,
 ) -> FlattenResult:
@@ -31,11 +41,32 @@ def flatten(
     one untouched with an ``INL002`` diagnostic and still flattens the others; one
     that stops the whole file returns the text unchanged with ``error`` set and an
     ``INL002`` diagnostic at 1:1.
+
+    For an editor, which asks again on every keystroke:
+
+    - ``cache``: a ``FlattenCache`` kept for this document; the next call lowers again
+      only what changed (the result is the same as without it);
+    - ``diagnostics_only``: decide every class and op call but emit no code
+      (``emitted`` is False, ``source`` is the input). Only an engine bug in printing
+      the code (an ``INL002`` that printing alone would hit) is not seen this way;
+    - ``stop``: asked between classes; when it returns True, ``flatten`` raises
+      ``Cancelled`` (the one exception it raises), keeping in ``cache`` what it did.
     """
     try:
         from inliner.engine.rewrite import rewrite_module
 
-        return rewrite_module(source, path=path, select=select, module=module, compile_overrides=compile_overrides)
+        return rewrite_module(
+            source,
+            path=path,
+            select=select,
+            module=module,
+            compile_overrides=compile_overrides,
+            cache=cache,
+            diagnostics_only=diagnostics_only,
+            stop=stop,
+        )
+    except Cancelled:
+        raise
     except Exception as exc:  # an engine bug: the file is left as it is, and says why
         what = internal_error(exc)
         message = f"internal error ({what}); please report this as an inliner bug; the file is left untouched"

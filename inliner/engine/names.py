@@ -7,29 +7,26 @@ import re
 
 import libcst as cst
 
-
-class _NameCollector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    # `obj.attr` and `f(key=...)` spell names that are not variables.
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
+from inliner.engine.walk import children
 
 
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every identifier spelled anywhere in ``node`` (a superset of what it binds or reads)."""
-    collector = _NameCollector()
-    node.visit(collector)
-    return collector.names
+    names: set[str] = set()
+    _collect_names(node, names)
+    return names
+
+
+def _collect_names(node: cst.CSTNode, names: set[str]) -> None:
+    kind = type(node)  # libcst's node classes are final: `is` says what isinstance would, faster
+    if kind is cst.Name:
+        names.add(node.value)  # type: ignore[attr-defined]
+    elif kind is cst.Attribute or kind is cst.Arg:
+        # `obj.attr` and `f(key=...)` spell names that are not variables.
+        _collect_names(node.value, names)  # type: ignore[attr-defined]
+        return
+    for child in children(node):
+        _collect_names(child, names)
 
 
 def snake_case(name: str) -> str:

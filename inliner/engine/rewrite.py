@@ -7,6 +7,12 @@ call sites; only the text of each candidate (a class, or an op call's bodies) is
 parsed with libcst for lowering. The new text is produced by splicing
 replacements into the original string, so everything outside the rewritten
 regions is byte-identical by construction.
+
+With a ``FlattenCache`` (``inliner.engine.incremental``), a candidate whose text, and
+whose answers to what its lowering asked about the module, are unchanged since the
+previous call is not parsed or lowered again; ``diagnostics_only`` stops before
+checking and printing the lowered code. What is decided from the whole module (how
+it uses each class, compile kinds, imports) is decided again on every call.
 """
 
 from __future__ import annotations
@@ -16,12 +22,15 @@ import builtins
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass, field
+from collections import Counter, deque
+from collections.abc import Callable, Hashable
+from dataclasses import astuple, dataclass, field
+from typing import Any
 
 import libcst as cst
 
-from inliner.engine.analysis.compile_context import CompileContext
-from inliner.engine.analysis.compile_kind import CompileKind
+from inliner.engine.analysis.compile_context import CALL_RESIDUALS, CLASS_RESIDUALS, CompileContext, bodies_of
+from inliner.engine.analysis.compile_kind import CompileKind, names_mutated_in
 from inliner.engine.analysis.compile_overrides import PRAGMA_CODE, CompileOverrides
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
@@ -30,14 +39,16 @@ from inliner.engine.imports import import_edits
 from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_uses
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
 from inliner.engine.function_class.lower_function import Inherited, lower_function_class
-from inliner.engine.function_class.decorators import DecoratorReader
+from inliner.engine.function_class.decorators import DecoratorReader, DecoratorUse
+from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, relocated
 from inliner.engine.invariants import check_no_new_names
+from inliner.engine.line_origin import Emitted, Origin
 from inliner.engine.model import CustomVJP, Refusal, Refuse
 from inliner.engine.names import dotted as cst_dotted
 from inliner.engine.names import fresh, snake_case
 from inliner.engine.op_call.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
 from inliner.engine.op_call.lower_hop import lower_hop
-from inliner.engine.result import FlattenResult, Selection
+from inliner.engine.result import FlattenResult, Selection, Target
 from inliner.engine.source import Block, SourceText, parse_block
 
 FUNCTION_BASES = frozenset(
@@ -82,14 +93,40 @@ class _Candidate:
     base: _Candidate | None = None  # a class deriving from a Function class of the same scope
     inherited: Inherited | None = None  # what its subclasses take from it, once lowered
     block: Block | None = None  # its parsed text, once lowered
-    decorator_scopes: dict[int, Scope] = field(default_factory=dict)  # id(decorator) -> class body it is in
+    decorator_generations: dict[int, int] = field(default_factory=dict)  # id(decorator) -> generation of its class
     compile: CompileKind | None = None  # set once flattened
+    lowering: Lowering | None = None  # its lowering (a subclass's key names its base's)
+    generation: int = 0  # how many same-scope Function bases it has
 
     @property
     def label(self) -> str:
         if self.kind == "class":
             return f"class {self.name}"
         return HOP_LEAF + " call" + ("" if self.name == HOP_LEAF else f" ({self.name})")
+
+
+@dataclass
+class _Module:
+    """One text parsed and indexed: what every run on that text reads (and never changes)."""
+
+    tree: ast.Module
+    classes: list[ast.ClassDef]
+    hop_names: frozenset[str]
+    index: ScopeIndex
+    text: SourceText
+
+
+@dataclass
+class _Run:
+    """How this call runs: what it may reuse, whether it emits code, when to give up."""
+
+    cache: FlattenCache
+    diagnostics_only: bool = False
+    stop: Callable[[], bool] | None = None
+
+    def check(self) -> None:
+        if self.stop is not None and self.stop():
+            raise Cancelled()
 
 
 def rewrite_module(
@@ -99,36 +136,18 @@ def rewrite_module(
     select: Selection | None = None,
     module: str | None = None,
     compile_overrides: CompileOverrides | None = None,
+    cache: FlattenCache | None = None,
+    diagnostics_only: bool = False,
+    stop: Callable[[], bool] | None = None,
 ) -> FlattenResult:
-    if not may_contain_candidates(source):
-        return FlattenResult(source)
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError) as exc:
-        line = getattr(exc, "lineno", None) or 1
-        column = getattr(exc, "offset", None) or 1
-        message = getattr(exc, "msg", None) or str(exc)
-        diagnostic = Diagnostic(path, line, column, "INL000", f"cannot parse: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column))
-        return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
-
-    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.bases]
-    if classes or HOP_LEAF in source:
-        try:  # the symbol table finds what the parser lets through (duplicate parameters...)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
-                compile(tree, path, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as exc:
-            line = getattr(exc, "lineno", None) or 1
-            message = getattr(exc, "msg", None) or str(exc)
-            column = Diagnostic.utf8_column(source, line, getattr(exc, "offset", None) or 1)  # AST columns are bytes
-            diagnostic = Diagnostic(path, line, column, "INL000", f"cannot compile: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column, utf8_of=source))
-            return FlattenResult(source, (diagnostic,), error=f"cannot compile: {message} (line {line})")
-    hop_names = frozenset({HOP_LEAF} | {a or b for a, b in _HOP_ALIASES.findall(source)}) if HOP_LEAF in source else frozenset()
-    if not classes and not hop_names:
-        return FlattenResult(source)
-    index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
-    text = SourceText(source)
-    compiling = CompileContext(tree, index, text, module=module, overrides=compile_overrides)
+    run = _Run(cache if cache is not None else FlattenCache(), diagnostics_only, stop)
+    parsed = run.cache.module(source, path, lambda: _read_module(source, path))
+    if isinstance(parsed, FlattenResult):
+        return parsed
+    tree, classes, hop_names, index, text = parsed.tree, parsed.classes, parsed.hop_names, parsed.index, parsed.text
+    compiling = CompileContext(
+        tree, index, text, module=module, overrides=compile_overrides, of_statement=_statement_facts(run.cache, text)
+    )
 
     candidates = _class_candidates(classes, index, text)
     candidates += _subclass_candidates(classes, candidates, index, text)
@@ -144,13 +163,8 @@ def rewrite_module(
         return FlattenResult(source)
 
     taken = set(index.names)
-    runtime_name = RUNTIME_NAME if RUNTIME_NAME not in taken else fresh("_inliner_custom_vjp", taken)
-    taken.add(runtime_name)
-    flat_class_name = FLAT_CLASS_NAME if FLAT_CLASS_NAME not in taken else fresh("_InlinerFlatClass", taken)
-    taken.add(flat_class_name)
-    record_name = RECORD_NAME if RECORD_NAME not in taken else fresh("_inliner_Record", taken)
-    taken.add(record_name)
-    names = _RuntimeNames(runtime_name, flat_class_name, record_name)
+    names = _RuntimeNames.choose(taken)
+    runtime_name = names.custom_vjp
     parents = Parents(tree)
 
     edits: list[tuple[int, int, str]] = []
@@ -158,12 +172,13 @@ def rewrite_module(
     for candidate in candidates:
         if candidate.outcome is not None or candidate.base is not None:
             continue  # a subclass is flattened with its base
+        run.check()
         if candidate.kind == "class":
-            edits.extend(_flatten_family(candidate, candidates, index, text, taken, names, parents, compiling))
+            edits.extend(_flatten_family(candidate, candidates, index, text, taken, names, parents, compiling, run))
             continue
         name = candidate.name
         try:
-            edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits, compiling))
+            edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits, compiling, run))
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
             continue
@@ -176,6 +191,15 @@ def rewrite_module(
             base = candidate.base
             assert base is not None
             candidate.outcome = Refusal("INL112", f"its base {base.name} stays a torch.autograd.Function", None)
+    own = [_diagnostic(c, path) for c in candidates]
+    diagnostics = tuple(d for c, mine in zip(candidates, own) for d in (mine, *_pragma_diagnostics(c, compiling, path)))
+    flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
+    refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
+    targets = _targets(candidates, own)
+    kinds = tuple((c.name, c.compile) for c in candidates if isinstance(c.outcome, CustomVJP) and c.compile is not None)
+    if not flattened or run.diagnostics_only:
+        emitted = not run.diagnostics_only
+        return FlattenResult(source, diagnostics, flattened, refused, targets=targets, emitted=emitted, compile_kinds=kinds)
     # Several calls in one function touch the same statements (`fwd_body_1 = bwd_body_1 =
     # autograd_function_apply = None` clears the next call's bodies and the previous call's
     # result), so what they do to locals is merged and spliced once.
@@ -195,25 +219,83 @@ def rewrite_module(
             if not any(s <= start < e for s, e in spans):
                 edits.append((start, end, candidate.name))
 
-    diagnostics = tuple(d for c in candidates for d in (_diagnostic(c, path), *_pragma_diagnostics(c, compiling, path)))
-    flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
-    refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
-    if not flattened:
-        return FlattenResult(source, diagnostics, (), refused)
-    needs_flat_class = any(isinstance(c.outcome, CustomVJP) and c.outcome.kept and c.base is None for c in candidates)
-    uses_record = any(isinstance(c.outcome, CustomVJP) and c.outcome.spec.ctx_record for c in candidates)
-    imported = [(RUNTIME_NAME, runtime_name)]
-    imported += [(FLAT_CLASS_NAME, flat_class_name)] if needs_flat_class else []
-    imported += [(RECORD_NAME, record_name)] if uses_record else []
-    spelled = sorted(name if bound == name else f"{name} as {bound}" for name, bound in imported)
-    line = f"from {RUNTIME_MODULE} import {', '.join(spelled)}{text.newline}"
+    line = _runtime_import_line(candidates, names, text.newline)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the original's own warnings (escape sequences...), seen again
         rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
     edits = import_edits(tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path) + edits
-    new_source = text.splice(edits)
-    kinds = tuple((c.name, c.compile) for c in candidates if isinstance(c.outcome, CustomVJP) and c.compile is not None)
-    return FlattenResult(new_source, diagnostics, flattened, refused, changed=new_source != source, compile_kinds=kinds)
+    final = text.final_edits(edits)
+    new_source = text.apply(final)
+    return FlattenResult(
+        new_source, diagnostics, flattened, refused, changed=new_source != source, compile_kinds=kinds,
+        edits=final, targets=targets, original=source,
+    )  # fmt: skip
+
+
+def _read_module(source: str, path: str) -> _Module | FlattenResult:
+    """Parse and index ``source``; or the whole answer, when it holds nothing to do or cannot be read."""
+    if not may_contain_candidates(source):
+        return FlattenResult(source)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None) or 1
+        column = getattr(exc, "offset", None) or 1
+        message = getattr(exc, "msg", None) or str(exc)
+        diagnostic = Diagnostic(path, line, column, "INL000", f"cannot parse: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column))
+        return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
+
+    classes = [n for n in _statements(tree) if isinstance(n, ast.ClassDef) and n.bases]
+    if classes or HOP_LEAF in source:
+        try:  # the symbol table finds what the parser lets through (duplicate parameters...)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
+                compile(tree, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            line = getattr(exc, "lineno", None) or 1
+            message = getattr(exc, "msg", None) or str(exc)
+            column = Diagnostic.utf8_column(source, line, getattr(exc, "offset", None) or 1)  # AST columns are bytes
+            diagnostic = Diagnostic(path, line, column, "INL000", f"cannot compile: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column, utf8_of=source))
+            return FlattenResult(source, (diagnostic,), error=f"cannot compile: {message} (line {line})")
+    hop_names = frozenset({HOP_LEAF} | {a or b for a, b in _HOP_ALIASES.findall(source)}) if HOP_LEAF in source else frozenset()
+    if not classes and not hop_names:
+        return FlattenResult(source)
+    index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
+    return _Module(tree, classes, hop_names, index, SourceText(source))
+
+
+def _statement_facts(cache: FlattenCache, text: SourceText) -> Callable[[ast.stmt], frozenset[str]]:
+    """``names_mutated_in`` a top-level statement, remembered by the statement's own text
+    (its lines, and where in them it starts and ends): the same text, the same answer."""
+
+    def of_statement(statement: ast.stmt) -> frozenset[str]:
+        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+        last = statement.end_lineno or statement.lineno
+        where = (statement.lineno - first, statement.col_offset, statement.end_col_offset)
+        key = ("mutated", text.lines_between(first, last), where)
+        return cache.remember(key, lambda: names_mutated_in(statement))
+
+    return of_statement
+
+
+def _statements(tree: ast.Module) -> list[ast.stmt]:
+    """Every statement, nested ones included, in ``ast.walk``'s order (a class is a statement:
+    no need to walk the expressions, which are most of the tree)."""
+    found: list[ast.stmt] = []
+    queue = deque([tree])
+    while queue:
+        node = queue.popleft()
+        for name in node._fields:
+            value = getattr(node, name)
+            for child in value if isinstance(value, list) else ():
+                if isinstance(child, ast.stmt):
+                    found.append(child)
+                    queue.append(child)
+                elif isinstance(child, (ast.excepthandler, ast.match_case)):
+                    queue.append(child)
+    return found
+
+
 
 
 # -- Function subclasses ---------------------------------------------------------
@@ -243,6 +325,28 @@ class _RuntimeNames:
     flat_class: str
     record: str
 
+    @staticmethod
+    def choose(taken: set[str]) -> _RuntimeNames:
+        """The names the runtime's callables get in the module (taken from now on)."""
+        runtime_name = RUNTIME_NAME if RUNTIME_NAME not in taken else fresh("_inliner_custom_vjp", taken)
+        taken.add(runtime_name)
+        flat_class_name = FLAT_CLASS_NAME if FLAT_CLASS_NAME not in taken else fresh("_InlinerFlatClass", taken)
+        taken.add(flat_class_name)
+        record_name = RECORD_NAME if RECORD_NAME not in taken else fresh("_inliner_Record", taken)
+        taken.add(record_name)
+        return _RuntimeNames(runtime_name, flat_class_name, record_name)
+
+
+def _runtime_import_line(candidates: list[_Candidate], names: _RuntimeNames, newline: str) -> str:
+    """``from inliner.runtime import ...``: what the flattened candidates use, as the module names it."""
+    needs_flat_class = any(isinstance(c.outcome, CustomVJP) and c.outcome.kept and c.base is None for c in candidates)
+    uses_record = any(isinstance(c.outcome, CustomVJP) and c.outcome.spec.ctx_record for c in candidates)
+    imported = [(RUNTIME_NAME, names.custom_vjp)]
+    imported += [(FLAT_CLASS_NAME, names.flat_class)] if needs_flat_class else []
+    imported += [(RECORD_NAME, names.record)] if uses_record else []
+    spelled = sorted(name if bound == name else f"{name} as {bound}" for name, bound in imported)
+    return f"from {RUNTIME_MODULE} import {', '.join(spelled)}{newline}"
+
 
 def _subclass_candidates(
     classes: list[ast.ClassDef], candidates: list[_Candidate], index: ScopeIndex, text: SourceText
@@ -264,6 +368,7 @@ def _subclass_candidates(
         first_line = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
         line, col = text.class_name_position(cls)
         candidate = _Candidate("class", cls.name, first_line, cls.end_lineno, (line, col, col + len(cls.name)), cls, base=base)
+        candidate.generation = base.generation + 1
         by_node[id(cls)] = candidate
         out.append(candidate)
     return out
@@ -284,6 +389,7 @@ def _flatten_family(
     names: _RuntimeNames,
     parents: Parents,
     compiling: CompileContext,
+    run: _Run,
 ) -> list[tuple[int, int, str]]:
     """Flatten a Function class and its same-scope subclasses, all or none: a subclass
     left a Function cannot derive from a kept class, nor a flattened one from a Function."""
@@ -291,7 +397,7 @@ def _flatten_family(
     edits: list[tuple[int, int, str]] = []
     for member in family:
         try:
-            edits.extend(_flatten_class(member, family, index, text, taken, names, parents, compiling))
+            edits.extend(_flatten_class(member, family, index, text, taken, names, parents, compiling, run))
         except Refuse as refuse:
             member.outcome = refuse.refusal
         except Exception as exc:  # an engine bug: this family stays as written, the others go on
@@ -333,51 +439,199 @@ def _flatten_class(
     names: _RuntimeNames,
     parents: Parents,
     compiling: CompileContext,
+    run: _Run,
 ) -> list[tuple[int, int, str]]:
+    cls = candidate.node
+    assert isinstance(cls, ast.ClassDef)
+    outer_scope = index.class_scopes[id(cls)][0]
+    uses = _uses(candidate, family, index, text, parents)  # module-wide: decided on every run
+    candidate.apply_sites = uses.apply_sites
+    base = candidate.base
+    assert base is None or base.inherited is not None
+    questions = _ClassQuestions(candidate, index, text)
+
+    def lower(taking: set[str], ask: Callable[[Any], Any]) -> tuple[CustomVJP, _ClassProduct]:
+        return _lower_class(candidate, text, taking, ask, uses.as_class, uses.unique, names.record)
+
+    lowering = run.cache.lower(
+        _class_key(candidate, text, names, uses.as_class, uses.unique),
+        candidate.first_line,
+        lower,
+        taken,
+        ask=questions.ask,
+        position=lambda: candidate.refusal_position,
+    )
+    vjp = _lowered(candidate, lowering)
+    product: _ClassProduct = lowering.product
+    candidate.lowering, candidate.block, candidate.inherited = lowering, product.block, product.inherited
+    candidate.decorator_generations = product.decorator_generations
+    if not run.diagnostics_only:  # a check on the code to print (an engine bug if it fails)
+        check_no_new_names_once(lowering, vjp, candidate, names)
+    bodies = lowering.once("bodies", lambda: bodies_of(vjp, CLASS_RESIDUALS))
+    candidate.compile = compiling.decide_class(cls, outer_scope, vjp, bodies)  # writes the kind into vjp.spec
+    if run.diagnostics_only:
+        return []
+    block = product.block
+    line_length = max(40, 88 - len(block.indent))
+    kind = (candidate.compile.kind, candidate.compile.reason)
+    make = lambda: block.render(emit(vjp, names.custom_vjp, nested=block.wrapped, line_length=line_length, flat_class=names.flat_class))
+    rendered = lowering.once(("emit", kind), make)
+    start = text.offset(candidate.first_line, 0)
+    origin = class_origin(cls, candidate.first_line, candidate.last_line, vjp, names.custom_vjp)
+    return [(start, text.line_end(candidate.last_line), Emitted(rendered, origin))]
+
+
+def _lowered(candidate: _Candidate, lowering: Lowering) -> CustomVJP:
+    """The candidate's lowering as its outcome: the flat form, or the refusal raised again."""
+    if isinstance(lowering.outcome, Refusal):
+        candidate.refusal_position = relocated(lowering, candidate.first_line)
+        raise Refuse(lowering.outcome.code, lowering.outcome.reason, lowering.outcome.node)
+    candidate.outcome = lowering.outcome
+    return lowering.outcome
+
+
+@dataclass
+class _ClassProduct:
+    """What a class's lowering leaves for emitting it and for lowering its subclasses."""
+
+    block: Block
+    inherited: Inherited
+    decorator_generations: dict[int, int]  # id(decorator expression) -> generation of the class it is in
+
+
+def check_no_new_names_once(lowering: Lowering, vjp: CustomVJP, candidate: _Candidate, names: _RuntimeNames) -> None:
+    """The name invariant, checked once per lowering (what it reads is in the key)."""
+    node = lowering.product.block.node
+    assert isinstance(node, cst.ClassDef)
+    methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value in AUTOGRAD_MEMBERS]
+    inherited = candidate.base.inherited if candidate.base is not None else None
+    methods += list(inherited.members.values()) if inherited else []
+    module_level = (names.custom_vjp, names.flat_class, names.record)
+    lowering.once("check", lambda: check_no_new_names(vjp, methods, module_level=module_level))
+
+
+def _class_key(candidate: _Candidate, text: SourceText, names: _RuntimeNames, as_class: bool, unique: bool) -> Hashable:
+    """Everything a class's lowering reads besides what it asks: its text, how the module
+    uses it (decided on every run), the runtime names, and its base's lowering (by serial,
+    with where the base lies relative to it: refusal positions inside the base are relative)."""
+    cls = candidate.node
+    assert isinstance(cls, ast.ClassDef)
+    snippet = text.lines_between(candidate.first_line, candidate.last_line)
+    bases = []
+    base = candidate.base
+    while base is not None:
+        assert base.lowering is not None
+        bases.append((base.lowering.serial, base.first_line - candidate.first_line))
+        base = base.base
+    return (
+        "class", snippet, text.indentation(cls.lineno), text.newline, astuple(names), as_class, unique,
+        bool(cls.decorator_list), candidate.generation, tuple(bases),
+    )  # fmt: skip
+
+
+def _lower_class(
+    candidate: _Candidate,
+    text: SourceText,
+    taken: set[str],
+    ask: Callable[[Any], Any],
+    as_class: bool,
+    unique: bool,
+    record_name: str,
+) -> tuple[CustomVJP, _ClassProduct]:
+    """Lower one class, learning about the module only through ``ask`` (``_ClassQuestions``)."""
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
     block = parse_block(text, candidate.first_line, candidate.last_line, cls.lineno)
     assert isinstance(block.node, cst.ClassDef)
-    outer_scope, body_scope = index.class_scopes[id(cls)]
-    uses = _uses(candidate, family, index, text, parents)
-    candidate.apply_sites = uses.apply_sites
     base = candidate.base
     inherited = base.inherited if base is not None else None
-    assert base is None or inherited is not None
-    owners = base.decorator_scopes if base is not None else {}
+    generations = base.decorator_generations if base is not None else {}
+    me = candidate.generation
 
     def qualified(node: cst.CSTNode) -> set[str]:
         name = cst_dotted(node)
-        return index.qualify(name, owners.get(id(node), body_scope)) if name else set()
+        depth = me - generations.get(id(node), me)  # 0: this class's body
+        return ask(("qualify", depth, name)) if name else set()
+
+    parsed: dict[tuple[int, int, int], cst.BaseStatement] = {}  # one node per helper, as before
+
+    def resolve(name: str, from_helper: bool) -> tuple[str, Any] | None:
+        found = ask(("helper", name, from_helper))
+        if found is None or found[0] != "def":
+            return found
+        if found[1] not in parsed:
+            parsed[found[1]] = parse_block(text, *found[1]).node
+        return ("def", parsed[found[1]])
 
     blocks = [block, *_base_blocks(candidate)]
-    decorators = DecoratorReader(index, body_scope, candidate.name)
     with _positions_from(candidate, *blocks):
         vjp = lower_function_class(
             block.node,
             qualified=qualified,
             taken=taken,
-            decorators=decorators,
-            keep=uses.as_class,
+            decorators=_WatchedReader(candidate.name, ask),
+            keep=as_class,
             # a class decorator may bind the name to something else than the class `cls` is
-            class_alias=candidate.name if uses.unique and not cls.decorator_list else None,
+            class_alias=candidate.name if unique and not cls.decorator_list else None,
             inherited=inherited,
-            resolve=_helper_resolver(index, outer_scope, text),
-            record_name=names.record,
+            resolve=resolve,
+            record_name=record_name,
         )
-        candidate.inherited = _inherited_by_subclasses(candidate, block.node, inherited, qualified)
-    candidate.block = block
-    candidate.decorator_scopes = {**owners, **_decorator_scopes(candidate.inherited, block.node, body_scope)}
-    methods = [s for s in block.node.body.body if isinstance(s, cst.FunctionDef) and s.name.value in AUTOGRAD_MEMBERS]
-    methods += list(inherited.members.values()) if inherited else []
-    check_no_new_names(vjp, methods, module_level=(names.custom_vjp, names.flat_class, names.record))
-    candidate.compile = compiling.decide_class(cls, index.class_scopes[id(cls)][0], vjp)
-    candidate.outcome = vjp
-    statements = emit(
-        vjp, names.custom_vjp, nested=block.wrapped, line_length=max(40, 88 - len(block.indent)), flat_class=names.flat_class
-    )
-    start = text.offset(candidate.first_line, 0)
-    return [(start, text.line_end(candidate.last_line), block.render(statements))]
+        mine = _inherited_by_subclasses(candidate, block.node, inherited, qualified)
+    own = {key: me for key in _decorator_nodes(mine, block.node)}
+    return vjp, _ClassProduct(block, mine, {**generations, **own})
+
+
+class _WatchedReader(DecoratorReader):
+    """The class's ``DecoratorReader`` whose questions about the module go through ``ask``."""
+
+    def __init__(self, cls_name: str, ask: Callable[[Any], Any]) -> None:
+        self.cls_name = cls_name
+        self._ask = ask
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        name = cst_dotted(node)
+        return self._ask(("qualify", 0, name)) if name else set()
+
+    def classify(self, expr: cst.BaseExpression, member: str) -> DecoratorUse:
+        return self._ask(("decorator", expr, member))
+
+
+class _ClassQuestions:
+    """The questions a class's lowering asks about the rest of the module, answered for
+    this run's text: a value for the lowering, and an answer the cache compares."""
+
+    def __init__(self, candidate: _Candidate, index: ScopeIndex, text: SourceText) -> None:
+        cls = candidate.node
+        assert isinstance(cls, ast.ClassDef)
+        self.index, self.text = index, text
+        self.outer = index.class_scopes[id(cls)][0]
+        self.bodies: list[Scope] = []  # its body, its base's, ... (``qualify`` depth)
+        member: _Candidate | None = candidate
+        while member is not None:
+            self.bodies.append(index.class_scopes[id(member.node)][1])
+            member = member.base
+        self.reader = DecoratorReader(index, self.bodies[0], candidate.name)
+
+    def ask(self, question: tuple) -> tuple[Any, Hashable]:
+        topic = question[0]
+        if topic == "qualify":
+            _, depth, name = question
+            found = self.index.qualify(name, self.bodies[depth])
+            return found, frozenset(found)
+        if topic == "decorator":
+            _, expr, member = question
+            use = self.reader.classify(expr, member)
+            definition = ast.dump(use.definition) if use.definition is not None else None
+            return use, (use.kind, use.target, use.pass_through, definition)
+        if topic == "helper":
+            _, name, from_helper = question
+            found = _helper(self.index, self.outer, name, from_helper)
+            if found is None or found[0] != "def":
+                return found, found
+            first, last, indent_line = found[1]
+            return found, ("def", self.text.lines_between(first, last), self.text.indentation(indent_line))
+        raise LookupError(f"unknown question {question!r}")
 
 
 def _uses(candidate: _Candidate, family: list[_Candidate], index: ScopeIndex, text: SourceText, parents: Parents):
@@ -418,18 +672,18 @@ def _inherited_by_subclasses(
     return Inherited(members, generate_vmap_rule, candidate.name if defines_symbolic else None)
 
 
-def _decorator_scopes(inherited: Inherited, node: cst.ClassDef, body_scope: Scope) -> dict[int, Scope]:
+def _decorator_nodes(inherited: Inherited, node: cst.ClassDef) -> list[int]:
     """Decorators of a class's own autograd members resolve in its body, also when a
-    subclass inherits them."""
+    subclass inherits them: their ids (and their callees')."""
     own = [m for m in inherited.members.values() if any(m is s for s in node.body.body)]
-    scopes: dict[int, Scope] = {}
+    found: list[int] = []
     for member in own:
         for decorator in member.decorators:
             expr = decorator.decorator
-            scopes[id(expr)] = body_scope
+            found.append(id(expr))
             if isinstance(expr, cst.Call):
-                scopes[id(expr.func)] = body_scope
-    return scopes
+                found.append(id(expr.func))
+    return found
 
 
 def _base_blocks(candidate: _Candidate) -> list[Block]:
@@ -442,29 +696,21 @@ def _base_blocks(candidate: _Candidate) -> list[Block]:
     return out
 
 
-def _helper_resolver(index: ScopeIndex, outer: Scope, text: SourceText):
+def _helper(index: ScopeIndex, outer: Scope, name: str, from_helper: bool) -> tuple[str, Any] | None:
     """What a call of a bare name reaches from the class's methods (``from_helper``: from a
-    module-level function): a function defined once at module level, or a builtin."""
-    module = index.scopes_root(outer)
-    parsed: dict[int, cst.FunctionDef] = {}
-
-    def resolve(name: str, from_helper: bool) -> tuple[str, cst.FunctionDef | None] | None:
-        found = index.lookup(name, module if from_helper else outer)
-        if found is None:
-            return ("builtin", None)
-        bindings = found.bindings.get(name, ())
-        if not found.is_module or len(bindings) != 1 or bindings[0].kind != "def":
-            return None
-        node = bindings[0].node
-        if not isinstance(node, ast.FunctionDef):
-            return None
-        if id(node) not in parsed:
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            block = parse_block(text, first, node.end_lineno, node.lineno)
-            parsed[id(node)] = block.node
-        return ("def", parsed[id(node)])
-
-    return resolve
+    module-level function): a function defined once at module level (its lines: first,
+    last, the ``def`` line), or a builtin."""
+    found = index.lookup(name, index.scopes_root(outer) if from_helper else outer)
+    if found is None:
+        return ("builtin", None)
+    bindings = found.bindings.get(name, ())
+    if not found.is_module or len(bindings) != 1 or bindings[0].kind != "def":
+        return None
+    node = bindings[0].node
+    if not isinstance(node, ast.FunctionDef):
+        return None
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return ("def", (first, node.end_lineno, node.lineno))
 
 
 # -- autograd_function_apply calls --------------------------------------------------
@@ -537,62 +783,103 @@ def _flatten_call(
     runtime_name: str,
     local_edits: dict[int, _LocalEdits],
     compiling: CompileContext,
+    run: _Run,
 ) -> list[tuple[int, int, str]]:
     site = candidate.hop
     assert site is not None and site.fwd is not None and site.bwd is not None
-    blocks = []
+    spans = []  # (first line, last line, indentation line) of each body
     for body in (site.fwd, site.bwd):
         func = body.func
-        first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
-        blocks.append(parse_block(text, first, func.end_lineno, func.lineno))
-    fwd_block, bwd_block = blocks
-    assert isinstance(fwd_block.node, cst.FunctionDef) and isinstance(bwd_block.node, cst.FunctionDef)
+        spans.append((min([func.lineno, *(d.lineno for d in func.decorator_list)]), func.end_lineno, func.lineno))
     call = site.call
-    operands = call.args[2:]
     flat_name = fresh(_not_builtin(site.name), taken)
     local = local_edits.get(id(site.scope.node))
-    with _positions_from(candidate, *blocks):
-        vjp = lower_hop(
-            flat_name,
-            fwd_block.node,
-            bwd_block.node,
-            flags=site.flags,
-            n_operands=len(operands),
-            fwd_is_method=site.fwd.is_method,
-            bwd_is_method=site.bwd.is_method,
-            taken=taken,
-            renames=local.renames if local is not None else None,
-            fwd_kind=site.fwd.kind,
-            bwd_kind=site.bwd.kind,
-            qualify=site.qualify,
-        )
-    check_no_new_names(vjp, [fwd_block.node, bwd_block.node], module_level=(runtime_name,))
-    compile_kind = compiling.decide_call(call, site.scope, vjp)
+    renames = dict(local.renames) if local is not None else None
+    lower = _call_lowerer(candidate, site, text, spans, flat_name, renames)
+    qualify = site.qualify
+
+    def ask(question: tuple) -> tuple[Any, Hashable]:
+        found = qualify(question[1])  # ("qualify", name): at module level
+        return found, frozenset(found)
+
+    lowering = run.cache.lower(_call_key(site, text, spans, flat_name, renames, runtime_name), call.lineno, lower, taken, ask=ask, position=lambda: candidate.refusal_position)
+    vjp = _lowered(candidate, lowering)
+    if not run.diagnostics_only:  # a check on the code to print (an engine bug if it fails)
+        originals = [block.node for block in lowering.product]
+        lowering.once("check", lambda: check_no_new_names(vjp, originals, module_level=(runtime_name,)))
+    bodies = lowering.once("bodies", lambda: bodies_of(vjp, CALL_RESIDUALS))
+    compile_kind = compiling.decide_call(call, site.scope, vjp, bodies)  # writes the kind into vjp.spec
     call_edits = _call_edits(call, flat_name, text)
     candidate.name = flat_name
     candidate.outcome = vjp
     candidate.compile = compile_kind
-    statements = emit(vjp, runtime_name, nested=False)
-    definitions = cst.Module(body=statements, default_newline=text.newline).code
     edits = []
-    # The flat function goes right before the module-level statement holding the call,
-    # and before the comment lines that introduce that statement.
-    statement = site.statement
-    previous_end = max((s.end_lineno for s in tree.body if s.end_lineno < statement.lineno), default=0)
-    first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
-    first = _above_own_comments(first, previous_end, text)
-    insert_at = text.offset(first, 0)
-    edits.append((insert_at, insert_at, definitions + text.newline * 2))
-    edits.extend(call_edits)
-    cleanup, dropped = _cleanup(site, tree, text)
-    renames = _result_renames(site, flat_name, taken)
-    edits.extend(cleanup)
+    if not run.diagnostics_only:
+        make = lambda: cst.Module(body=emit(vjp, runtime_name, nested=False), default_newline=text.newline).code
+        definitions = lowering.once(("emit", compile_kind.kind, compile_kind.reason), make)
+        # The flat function goes right before the module-level statement holding the call,
+        # and before the comment lines that introduce that statement.
+        statement = site.statement
+        previous_end = max((s.end_lineno for s in tree.body if s.end_lineno < statement.lineno), default=0)
+        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+        first = _above_own_comments(first, previous_end, text)
+        insert_at = text.offset(first, 0)
+        origin = call_origin(site, vjp, runtime_name)
+        edits.append((insert_at, insert_at, Emitted(definitions + text.newline * 2, origin)))
+        edits.extend(call_edits)
+        cleanup, dropped = _cleanup(site, tree, text)
+        edits.extend(cleanup)
+    else:
+        dropped = set()
+    renamed = _result_renames(site, flat_name, taken)
     # Shared with the other calls of this function: touched only once nothing can fail.
     if local is None:
         local = local_edits[id(site.scope.node)] = _LocalEdits(site.scope.node)
     local.dropped |= dropped
-    local.renames.update(renames)
+    local.renames.update(renamed)
     return edits
+
+
+def _call_key(site: HopCall, text: SourceText, spans: list, flat_name: str, renames: dict | None, runtime_name: str) -> Hashable:
+    """Everything an op call's lowering reads besides what it asks (names, module-level names)."""
+    assert site.fwd is not None and site.bwd is not None
+    bodies = tuple(
+        (text.lines_between(first, last), text.indentation(indent_line), first - site.call.lineno) for first, last, indent_line in spans
+    )
+    return (
+        "call", bodies, text.newline, flat_name, astuple(site.flags), len(site.call.args) - 2, site.fwd.is_method,
+        site.bwd.is_method, site.fwd.kind, site.bwd.kind, tuple(sorted(renames.items())) if renames is not None else None,
+        runtime_name,
+    )  # fmt: skip
+
+
+def _call_lowerer(candidate: _Candidate, site: HopCall, text: SourceText, spans: list, flat_name: str, renames: dict | None):
+    """``lower(taken, ask)`` for the cache: parse the two bodies and lower the call."""
+    assert site.fwd is not None and site.bwd is not None
+    fwd, bwd = site.fwd, site.bwd
+
+    def lower(taking: set[str], ask: Callable[[Any], Any]) -> tuple[CustomVJP, list[Block]]:
+        blocks = [parse_block(text, *span) for span in spans]
+        fwd_block, bwd_block = blocks
+        assert isinstance(fwd_block.node, cst.FunctionDef) and isinstance(bwd_block.node, cst.FunctionDef)
+        with _positions_from(candidate, *blocks):
+            vjp = lower_hop(
+                flat_name,
+                fwd_block.node,
+                bwd_block.node,
+                flags=site.flags,
+                n_operands=len(site.call.args) - 2,
+                fwd_is_method=fwd.is_method,
+                bwd_is_method=bwd.is_method,
+                taken=taking,
+                renames=renames,
+                fwd_kind=fwd.kind,
+                bwd_kind=bwd.kind,
+                qualify=lambda name: ask(("qualify", name)),
+            )
+        return vjp, blocks
+
+    return lower
 
 
 _SPECIAL_COMMENT = re.compile(r"#!|#.*coding[:=]")
@@ -889,6 +1176,22 @@ def _selected(candidate: _Candidate, select: Selection) -> bool:
     return True
 
 
+def _targets(candidates: list[_Candidate], diagnostics: tuple[Diagnostic, ...]) -> tuple[Target, ...]:
+    """What was looked at, where, and how to ask for it alone: a class by its name when
+    no other candidate shares it, anything else by the line of its name."""
+    names = Counter(c.name for c in candidates)
+    targets = []
+    for candidate, diagnostic in zip(candidates, diagnostics):
+        if candidate.kind == "class" and names[candidate.name] == 1:
+            select = Selection(name=candidate.name)
+        else:
+            select = Selection(line=candidate.name_position[0])
+        flattened = isinstance(candidate.outcome, CustomVJP)
+        span = (candidate.first_line, candidate.last_line)
+        targets.append(Target(candidate.name, candidate.kind, *span, flattened, select, diagnostic))
+    return tuple(targets)
+
+
 def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
     outcome = candidate.outcome
     line, col, end_col = candidate.name_position
@@ -947,3 +1250,34 @@ def _message(label: str, reason: str) -> str:
     if reason.startswith("class ") or reason.startswith("autograd_function_apply"):
         return f"{reason}; left untouched"
     return f"{label}: {reason}; left untouched"
+
+
+# -- where generated text comes from (for the line map) -----------------------------
+
+
+def class_origin(cls: ast.ClassDef, first_line: int, last_line: int, vjp: CustomVJP, runtime: str) -> Origin:
+    """A class's replacement: made from the class; its functions from its methods."""
+    methods = {m.name: m.lineno for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    defs = {}
+    for emitted, sources in [
+        (vjp.fwd.name.value, ("forward",)),
+        (vjp.bwd.name.value, ("backward", "vjp")),
+        (vjp.spec.vmap, ("vmap",)),
+        (vjp.spec.jvp, ("jvp",)),
+    ]:
+        line = next((methods[m] for m in sources if m in methods), None)
+        if emitted is not None and line is not None:
+            defs[emitted] = line
+    return Origin(((first_line, last_line),), defs, (f"{vjp.name} = {runtime}(", cls.lineno))
+
+
+def call_origin(site: HopCall, vjp: CustomVJP, runtime: str) -> Origin:
+    """An op call's flat functions: made from its two bodies; the binding stands for the call."""
+    assert site.fwd is not None and site.bwd is not None
+    ranges, defs = [], {}
+    for body, emitted in ((site.fwd, vjp.fwd), (site.bwd, vjp.bwd)):
+        func = body.func
+        first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
+        ranges.append((first, func.end_lineno or func.lineno))
+        defs[emitted.name.value] = func.lineno
+    return Origin(tuple(ranges), defs, (f"{vjp.name} = {runtime}(", site.call.lineno))

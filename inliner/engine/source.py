@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from inliner.engine.result import TextEdit
+
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
@@ -55,18 +57,43 @@ class SourceText:
         match = re.search(rf"\bclass\s+({re.escape(node.name)})\b", self.line(node.lineno))
         return node.lineno, match.start(1) if match else self.char_column(node.lineno, node.col_offset)
 
-    def splice(self, edits: list[tuple[int, int, str]]) -> str:
-        """Apply non-overlapping (start, end, replacement) edits; insertions at one offset keep their order."""
+    def final_edits(self, edits: list[tuple[int, int, str]]) -> tuple[TextEdit, ...]:
+        """The edits in file order, exactly as ``apply`` makes them.
+
+        Insertions at one offset keep their order; overlapping edits are an engine error
+        (never write a mangled file). An edit reaching the end of a file without a final
+        newline does not add one.
+        """
         ordered = sorted(reversed(edits), key=lambda e: (e[0], e[1]), reverse=True)
         for (start, _, _), (_, end, _) in zip(ordered, ordered[1:]):
             if end > start:
-                raise ValueError("inliner internal error: overlapping edits")  # never write a mangled file
-        out = self.source
-        for start, end, replacement in ordered:
-            if end == len(out) and not _NEWLINE.search(out[-1:] or "x") and replacement.endswith(self.newline):
-                replacement = replacement[: -len(self.newline)]  # keep a missing final newline missing
-            out = out[:start] + replacement + out[end:]
-        return out
+                raise ValueError("inliner internal error: overlapping edits")
+        length, last = len(self.source), self.source[-1:]  # of the text as edited so far
+        final = []
+        for start, end, replacement in ordered:  # from the end, as they would be applied one by one
+            origin = getattr(replacement, "origin", None)
+            if end == length:
+                if not _NEWLINE.search(last or "x") and replacement.endswith(self.newline):
+                    replacement = replacement[: -len(self.newline)]  # keep a missing final newline missing
+                last = replacement[-1:] or self.source[start - 1 : start]
+            final.append(TextEdit(start, end, str(replacement), origin))
+            length += len(replacement) - (end - start)
+        return tuple(reversed(final))
+
+    def splice(self, edits: list[tuple[int, int, str]]) -> str:
+        """The text with ``edits`` made (see ``final_edits``)."""
+        return self.apply(self.final_edits(edits))
+
+    def apply(self, edits: tuple[TextEdit, ...]) -> str:
+        """The text with ``final_edits`` made."""
+        out = []
+        cursor = 0
+        for edit in edits:
+            out.append(self.source[cursor : edit.start])
+            out.append(edit.text)
+            cursor = edit.end
+        out.append(self.source[cursor:])
+        return "".join(out)
 
 
 @dataclass

@@ -196,7 +196,7 @@ def _transform(
     if not result.changed:
         return loader.source_to_code(data, source_path), warning
     try:
-        return compile_mapped(result.source, source, source_path), warning
+        return compile_mapped(result, source_path), warning
     except Exception as exc:  # the rewritten text does not compile: an engine bug
         return as_written(f"inliner produced code that does not compile ({type(exc).__name__}: {exc})")
 

@@ -1,24 +1,36 @@
 """The language server: engine results as LSP diagnostics and code actions.
 
 Every answer comes from ``inliner.engine.flatten`` -- the same call the command
-line makes -- so codes, messages and rewritten text agree with it exactly.
+line makes -- so codes, messages and rewritten text agree with it exactly. The
+engine's result carries what the server shows: diagnostics, the edits turning the
+text into the new one, and the classes and op calls it looked at (``targets``).
 
-Cost model: the engine runs in one worker thread, at most once per
-(document, version, selection); results are cached and shared by every request
-that needs them, and dropped as soon as the document changes or closes. Edits
-typed in quick succession are debounced, so only the version the user pauses on
-is analysed. Code actions are listed from the cached whole-file result; the
-rewrite for one class runs only when the client resolves the action (or, for a
-client without ``codeAction/resolve``, when the cursor is in that class).
+Cost model, for documents edited a keystroke at a time:
+
+- each document keeps a ``FlattenCache``: a new version lowers again only the
+  classes and op calls whose text changed;
+- diagnostics come from a ``diagnostics_only`` run (no code printed); the full run,
+  which prints the code the actions offer, runs when the document has been idle for
+  ``IDLE_SECONDS`` or when an action needs it, and its diagnostics are published
+  again only if printing found an engine error the quick run could not see;
+- one engine thread runs everything; a newer version drops the runs queued for
+  older ones and stops the running one at its next class. So keystrokes faster
+  than the analysis are analysed once, at the latest version, and a keystroke after
+  a pause is analysed at once (no timer delays it);
+- code actions are listed from the cached analysis; the edit of one class comes
+  from a run selecting it, which reuses the cached lowering.
+
+Diagnostics are published in version order: one is sent only while its version is
+the document's current one, checked on the event loop that also applies changes.
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lsprotocol import types
@@ -26,8 +38,20 @@ from pygls.lsp.server import LanguageServer
 
 from inliner import __version__
 from inliner.engine.analysis.compile_overrides import engine_options
-from inliner.engine import FlattenResult, Selection, flatten
-from inliner.engine.diagnostics import INTERNAL_CODES, INTERNAL_ERROR, Diagnostic, Severity
+from inliner.engine import (
+    Cancelled,
+    FlattenCache,
+    FlattenResult,
+    Selection,
+    TextEdit,
+    flatten,
+)
+from inliner.engine.diagnostics import (
+    INTERNAL_CODES,
+    INTERNAL_ERROR,
+    Diagnostic,
+    Severity,
+)
 from inliner.lsp import text as txt
 
 logger = logging.getLogger("inliner.lsp")
@@ -41,8 +65,8 @@ FLATTEN_ALL_TITLE = "Flatten all autograd Functions in this file"
 #: Custom request answering engine statistics (see ``create_server``).
 STATS_METHOD = "inliner/stats"
 
-#: Seconds to wait after a change before analysing, so fast typing analyses one version.
-DEBOUNCE_SECONDS = 0.2
+#: The full run (printed code, for actions) starts after this long without changes.
+IDLE_SECONDS = 0.5
 
 _SEVERITY = {
     Severity.INFO: types.DiagnosticSeverity.Hint,
@@ -64,25 +88,28 @@ class Target:
 
 @dataclass(frozen=True)
 class Analysis:
-    """One engine run on one version of a document, with everything derived from it."""
+    """One engine run on one version of a document, in LSP terms."""
 
     result: FlattenResult
     diagnostics: tuple[types.Diagnostic, ...] = ()
-    edits: tuple[txt.Edit, ...] = ()  # turn the text into ``result.source``
-    targets: tuple[Target, ...] = ()  # only for the whole-file run
-
-
-@dataclass
-class _Entry:
-    text: str
-    future: asyncio.Future  # of Analysis
+    edits: tuple[txt.Edit, ...] = ()  # turn the text into ``result.source`` (none for a quick run)
+    targets: tuple[Target, ...] = ()
 
 
 # ----------------------------------------------------------------------------- pure part
 
 
-def analyse(text: str, path: str, select: Selection | None, encoding: str) -> Analysis:
-    """Run the engine once and derive diagnostics, edits and (whole-file) action targets.
+def analyse(
+    text: str,
+    path: str,
+    select: Selection | None,
+    encoding: str,
+    *,
+    cache: FlattenCache | None = None,
+    diagnostics_only: bool = False,
+    stop: Callable[[], bool] | None = None,
+) -> Analysis:
+    """Run the engine once and put its diagnostics, edits and targets in LSP terms.
 
     A file the engine cannot process gets nothing offered; of its diagnostics only
     an internal error (INL002, also logged) is reported: a syntax error is the
@@ -93,7 +120,9 @@ def analyse(text: str, path: str, select: Selection | None, encoding: str) -> An
     except ValueError as exc:  # a bad [tool.inliner] compile table: said once per analysis, then ignored
         logger.error("%s", exc)
         options = {}
-    result = flatten(text, path=path, select=select, **options)
+    result = flatten(
+        text, path=path, select=select, cache=cache, diagnostics_only=diagnostics_only, stop=stop, **options
+    )
     for diagnostic in result.diagnostics:
         if diagnostic.code in INTERNAL_CODES:
             logger.error("%s", diagnostic.format())
@@ -102,8 +131,13 @@ def analyse(text: str, path: str, select: Selection | None, encoding: str) -> An
         internal = (d for d in result.diagnostics if d.code == INTERNAL_ERROR)
         return Analysis(result, tuple(lsp_diagnostic(d, lines, encoding) for d in internal))
     diagnostics = tuple(lsp_diagnostic(d, lines, encoding) for d in result.diagnostics)
-    edits = tuple(txt.line_edits(text, result.source, encoding)) if result.source != text else ()
-    targets = () if select is not None else find_targets(text, result.diagnostics, diagnostics)
+    edits = tuple(lsp_edits(result.edits, lines, encoding))
+    as_lsp = {id(d): lsp for d, lsp in zip(result.diagnostics, diagnostics)}
+    targets = tuple(
+        Target(t.name, t.first_line - 1, t.last_line - 1, t.select, as_lsp[id(t.diagnostic)])
+        for t in result.targets
+        if t.flattened
+    )
     return Analysis(result, diagnostics, edits, targets)
 
 
@@ -124,48 +158,15 @@ def lsp_diagnostic(diagnostic: Diagnostic, lines: list[str], encoding: str) -> t
     )
 
 
-def find_targets(
-    text: str, diagnostics: tuple[Diagnostic, ...], lsp: tuple[types.Diagnostic, ...]
-) -> tuple[Target, ...]:
-    """The flattenable things (info diagnostics with a ``name``) with the lines they cover.
-
-    A class covers its decorators and body (from ``ast``, which is fast) and is
-    selected by name when no other reported class or call shares it; anything else
-    (an op call) covers its diagnostic's lines and is selected by line.
-    """
-    flattenable = [(d, l) for d, l in zip(diagnostics, lsp) if d.name and Severity(d.severity) == Severity.INFO]
-    if not flattenable:
-        return ()
-    named = [d.name for d in diagnostics if d.name]
-    spans = _class_spans(text)
-    targets = []
-    for diagnostic, lsp_diag in flattenable:
-        name = diagnostic.name
-        assert name is not None
-        enclosing = [
-            span for span in spans.get(name, ()) if span[1] <= diagnostic.line <= span[2]
-        ]  # (first line, `class` line, last line), 1-based
-        if enclosing:  # a class: select it by name when that is unambiguous
-            first, _, last = max(enclosing, key=lambda span: span[1])
-            select = Selection(name=name) if named.count(name) == 1 else Selection(line=diagnostic.line)
-        else:  # an op call (or a class ast cannot see): select it by its line
-            first, last = diagnostic.line, diagnostic.end_line or diagnostic.line
-            select = Selection(line=diagnostic.line)
-        targets.append(Target(name, first - 1, last - 1, select, lsp_diag))
-    return tuple(targets)
-
-
-def _class_spans(text: str) -> dict[str, list[tuple[int, int, int]]]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
-    spans: dict[str, list[tuple[int, int, int]]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            spans.setdefault(node.name, []).append((first, node.lineno, node.end_lineno or node.lineno))
-    return spans
+def lsp_edits(edits: tuple[TextEdit, ...], lines: list[str], encoding: str) -> list[txt.Edit]:
+    """The engine's edits (offsets into the text) as LSP edits."""
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    return [
+        txt.Edit(txt.at_offset(lines, starts, e.start, encoding), txt.at_offset(lines, starts, e.end, encoding), e.text)
+        for e in edits
+    ]
 
 
 def kind_wanted(kind: str, only: list[str] | None) -> bool:
@@ -174,6 +175,27 @@ def kind_wanted(kind: str, only: list[str] | None) -> bool:
 
 
 # ----------------------------------------------------------------------------- the server
+
+
+@dataclass(eq=False)
+class Document:
+    """An open Python document: its current text, and the engine's work on it."""
+
+    uri: str
+    path: str
+    text: str
+    version: int | None
+    cache: FlattenCache = field(default_factory=FlattenCache)  # used by the engine thread only
+    #: runs of the current version: ("quick" | "full" | "select", selection) -> future of an Analysis
+    runs: dict[tuple[str, Selection | None], asyncio.Future] = field(default_factory=dict)
+    published: tuple[types.Diagnostic, ...] | None = None  # for the current version
+
+    def update(self, text: str, version: int | None) -> None:
+        """A new version: the runs of the old one are dropped (queued ones never start)."""
+        self.text, self.version, self.published = text, version, None
+        for future in self.runs.values():
+            future.cancel()
+        self.runs.clear()
 
 
 class InlinerLanguageServer(LanguageServer):
@@ -187,13 +209,12 @@ class InlinerLanguageServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Full,
         )
         self.engine = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inliner-engine")
-        self.cache: dict[tuple[str, int | None, Selection | None], _Entry] = {}
-        self.python_documents: set[str] = set()
+        self.documents: dict[str, Document] = {}
         self.publishing: dict[str, asyncio.Task] = {}
-        self.debounce = DEBOUNCE_SECONDS
+        self.idle = IDLE_SECONDS
         self.shutdown_requested = False
         self.exit_requested = False
-        self.engine_runs = 0  # engine runs requested (a queued run dropped by a newer version counts too)
+        self.engine_runs: dict[str, int] = {"quick": 0, "full": 0, "select": 0}  # runs requested
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -223,7 +244,10 @@ class InlinerLanguageServer(LanguageServer):
 
     @property
     def encoding(self) -> str:
-        encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        try:
+            encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        except RuntimeError:  # not initialized (a test driving the server directly)
+            encoding = types.PositionEncodingKind.Utf16
         return str(getattr(encoding, "value", encoding))
 
     def is_python(self, document: types.TextDocumentItem) -> bool:
@@ -232,76 +256,112 @@ class InlinerLanguageServer(LanguageServer):
             return False
         return document.language_id == "python" or (not document.language_id and uri.endswith(".py"))
 
-    def document(self, uri: str):
-        """The open Python document at ``uri``, or None."""
-        if uri not in self.python_documents:
-            return None
-        return self.workspace.get_text_document(uri)
+    def opened(self, uri: str, path: str, text: str, version: int | None) -> None:
+        self.documents[uri] = Document(uri, path, text, version)
+        self.schedule_publish(uri)
 
-    def forget(self, uri: str, keep_version: int | None = None, *, everything: bool = False) -> None:
-        """Drop cached runs of ``uri`` other than ``keep_version`` (queued ones never start)."""
-        for key in [k for k in self.cache if k[0] == uri and (everything or k[1] != keep_version)]:
-            self.cache.pop(key).future.cancel()
+    def changed(self, uri: str, text: str, version: int | None) -> None:
+        document = self.documents.get(uri)
+        if document is None:
+            return
+        document.update(text, version)
+        self.schedule_publish(uri)
+
+    def closed(self, uri: str) -> None:
+        document = self.documents.pop(uri, None)
+        if document is None:
+            return
+        document.update("", None)
+        pending = self.publishing.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     # -- engine runs (shared, cached) ---------------------------------------------------
 
-    def run(self, uri: str, select: Selection | None = None) -> asyncio.Future | None:
-        """The (possibly still running) analysis of the current version of ``uri``."""
-        document = self.document(uri)
+    def run(self, document: Document, kind: str, select: Selection | None = None) -> asyncio.Future:
+        """The (possibly still running) analysis of the document's current version."""
+        key = (kind, select)
+        future = document.runs.get(key)
+        if future is None or future.cancelled():
+            self.engine_runs[kind] += 1
+            text, version, encoding = document.text, document.version, self.encoding
+
+            def stale() -> bool:  # read on the engine thread; a newer version makes this run useless
+                return document.version != version or document.text is not text
+
+            def job() -> Analysis | None:
+                if stale():
+                    return None
+                try:
+                    quick = kind == "quick"
+                    return analyse(
+                        text, document.path, select, encoding, cache=document.cache, diagnostics_only=quick, stop=stale
+                    )
+                except Cancelled:
+                    return None
+
+            future = document.runs[key] = asyncio.get_running_loop().run_in_executor(self.engine, job)
+        return future
+
+    async def analysis(
+        self, uri: str, kind: str = "quick", select: Selection | None = None
+    ) -> tuple[int | None, Analysis] | None:
+        """The analysis of the current version; None when the document changed (or closed) meanwhile."""
+        document = self.documents.get(uri)
         if document is None:
             return None
-        source = document.source
-        key = (uri, document.version, select)
-        entry = self.cache.get(key)
-        if entry is None or entry.future.cancelled() or entry.text != source:
-            self.engine_runs += 1
-            future = asyncio.get_running_loop().run_in_executor(
-                self.engine, analyse, source, document.path or uri, select, self.encoding
-            )
-            entry = self.cache[key] = _Entry(source, future)
-        return entry.future
-
-    async def analysis(self, uri: str, select: Selection | None = None) -> tuple[int | None, Analysis] | None:
-        """Wait for the analysis of the current version; None when the document changed meanwhile."""
-        document = self.document(uri)
-        future = self.run(uri, select)
-        if document is None or future is None:
-            return None
         version = document.version
+        if kind == "quick" and ("full", None) in document.runs and document.runs[("full", None)].done():
+            kind = "full"  # the full run answers everything the quick one does
+        future = self.run(document, kind, select)
         # asyncio.wait neither raises when the run is dropped nor cancels the shared
         # run when this waiter is cancelled.
         await asyncio.wait({future})
-        if future.cancelled() or future.exception() is not None:
+        if future.cancelled():
+            return None
+        if future.exception() is not None:  # a server bug (the engine itself never raises)
+            logger.error("analysing %s failed", uri, exc_info=future.exception())
+            return None
+        if future.result() is None:
+            return None
+        if self.documents.get(uri) is not document or document.version != version:
             return None
         return version, future.result()
 
     # -- diagnostics -------------------------------------------------------------------
 
-    def schedule_publish(self, uri: str, delay: float) -> None:
+    def schedule_publish(self, uri: str) -> None:
         pending = self.publishing.pop(uri, None)
         if pending is not None:
             pending.cancel()
-        self.publishing[uri] = asyncio.ensure_future(self.publish(uri, delay))
+        self.publishing[uri] = asyncio.ensure_future(self.publish(uri))
 
-    async def publish(self, uri: str, delay: float) -> None:
+    async def publish(self, uri: str) -> None:
+        """Publish the quick run's diagnostics, then (once idle) the full run's if they differ."""
         try:
-            if delay:
-                await asyncio.sleep(delay)
-            document = self.document(uri)
-            if document is None:
-                return
-            version = document.version
-            done = await self.analysis(uri)
-            if done is None or self.document(uri) is None or self.document(uri).version != version:
+            done = await self.analysis(uri, "quick")
+            if done is None:
                 return  # a newer version has its own publish
-            _, analysis = done
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=list(analysis.diagnostics), version=version)
-            )
+            self.send_diagnostics(uri, *done)
+            await asyncio.sleep(self.idle)
+            done = await self.analysis(uri, "full")
+            if done is not None:
+                self.send_diagnostics(uri, *done)
         except asyncio.CancelledError:
             raise
         except Exception:  # never let a notification turn into an error popup
             logger.exception("publishing diagnostics for %s failed", uri)
+
+    def send_diagnostics(self, uri: str, version: int | None, analysis: Analysis) -> None:
+        """Publish ``analysis`` if it is of the current version and says something new."""
+        document = self.documents.get(uri)
+        if document is None or document.version != version or document.published == analysis.diagnostics:
+            return
+        document.published = analysis.diagnostics
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=list(analysis.diagnostics), version=version)
+        )
 
     # -- code actions ------------------------------------------------------------------
 
@@ -340,7 +400,7 @@ class InlinerLanguageServer(LanguageServer):
         want_all = kind_wanted(FLATTEN_ALL_KIND, only)
         if not (want_one or want_all):
             return []
-        done = await self.analysis(uri)
+        done = await self.analysis(uri, "quick")
         if done is None:
             return []
         version, analysis = done
@@ -363,28 +423,30 @@ class InlinerLanguageServer(LanguageServer):
                     if action.edit is None:
                         continue
                 actions.append(action)
-        if want_all and analysis.result.changed:
+        if want_all and analysis.result.flattened:
             action = types.CodeAction(
                 title=FLATTEN_ALL_TITLE,
                 kind=FLATTEN_ALL_KIND,
                 data=_action_data(uri, version, None, None),
             )
-            if not lazy:  # the whole-file edits are already computed: no engine run
-                action.edit = self.workspace_edit(uri, version, analysis.edits)
-            actions.append(action)
+            if not lazy:
+                action = await self.resolve(action)
+            if action.edit is not None or lazy:
+                actions.append(action)
         return actions
 
     async def resolve(self, action: types.CodeAction) -> types.CodeAction:
-        """Fill in ``edit`` by running the engine with the action's selection (cached)."""
+        """Fill in ``edit`` from the full run (the whole file) or a run selecting one class."""
         data = action.data if isinstance(action.data, dict) else {}
         uri = data.get("uri")
         if not isinstance(uri, str):
             return action
         select = _selection_from(data.get("select"))
+        kind = "full" if select is None else "select"
         done = None
         for _ in range(3):  # a change while the run is queued drops it: retry on the new version
-            done = await self.analysis(uri, select)
-            if done is not None or self.document(uri) is None:
+            done = await self.analysis(uri, kind, select)
+            if done is not None or uri not in self.documents:
                 break
         if done is None:
             logger.info("no edit for %r: %s is not open or changed meanwhile", action.title, uri)
@@ -417,32 +479,46 @@ def _selection_from(data: Any) -> Selection | None:
     return None
 
 
+#: Flattened once at start-up, so the first document opened does not pay for the engine's
+#: first run (its imports, libcst's parser, what ``inliner.engine.walk`` learns per node type).
+_WARM_UP = """\
+import torch
+
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_backward(x)
+        ctx.k = k
+        return x * k
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * ctx.k + x, None
+"""
+
+
 def create_server() -> InlinerLanguageServer:
+    flatten(_WARM_UP, diagnostics_only=True)
     server = InlinerLanguageServer()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
-        if server.is_python(params.text_document):
-            server.python_documents.add(params.text_document.uri)
-            server.schedule_publish(params.text_document.uri, 0)
+        item = params.text_document
+        if server.is_python(item):
+            document = server.workspace.get_text_document(item.uri)
+            server.opened(item.uri, document.path or item.uri, document.source, item.version)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
-        if uri in server.python_documents:
-            server.forget(uri, keep_version=params.text_document.version)
-            server.schedule_publish(uri, server.debounce)
+        if uri in server.documents:
+            server.changed(uri, server.workspace.get_text_document(uri).source, params.text_document.version)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        if uri in server.python_documents:
-            server.python_documents.discard(uri)
-            server.forget(uri, everything=True)
-            pending = server.publishing.pop(uri, None)
-            if pending is not None:
-                pending.cancel()
-            server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        server.closed(params.text_document.uri)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -472,11 +548,13 @@ def create_server() -> InlinerLanguageServer:
 
     @server.feature(STATS_METHOD)
     def stats(params: Any = None) -> dict:
-        """How often the engine ran and what is cached: for tests and bug reports."""
+        """How often the engine ran and what it reused: for tests and bug reports."""
+        caches = [d.cache for d in server.documents.values()]
         return {
-            "engineRuns": server.engine_runs,
-            "cached": len(server.cache),
-            "documents": len(server.python_documents),
+            "engineRuns": sum(server.engine_runs.values()),
+            "runs": dict(server.engine_runs),
+            "lowerings": {"reused": sum(c.hits for c in caches), "computed": sum(c.misses for c in caches)},
+            "documents": len(server.documents),
         }
 
     @server.feature(types.SHUTDOWN)

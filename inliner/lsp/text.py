@@ -11,7 +11,7 @@ which also splits at form feeds and other separators that Python source may hold
 
 from __future__ import annotations
 
-import difflib
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -97,6 +97,14 @@ def offset(lines: list[str], pos: Position, encoding: str = "utf-16") -> int:
     return before + code_points(_content(lines[line]), character, encoding)
 
 
+def at_offset(lines: list[str], starts: list[int], index: int, encoding: str = "utf-16") -> Position:
+    """The LSP position of an index into the text (``starts``: where each of ``lines`` begins)."""
+    line = bisect.bisect_right(starts, index) - 1
+    if line >= len(lines):
+        return end_of(lines, encoding)
+    return (line, units(lines[line][: index - starts[line]], encoding))
+
+
 @dataclass(frozen=True)
 class Edit:
     """Replace the text from ``start`` to ``end`` with ``text``."""
@@ -104,11 +112,6 @@ class Edit:
     start: Position
     end: Position
     text: str
-
-
-def whole_document_edit(old: str, new: str, encoding: str = "utf-16") -> list[Edit]:
-    """One edit replacing all of ``old`` with ``new``."""
-    return [Edit((0, 0), end_of(split_lines(old), encoding), new)]
 
 
 def apply_edits(text: str, edits: list[Edit], encoding: str = "utf-16") -> str:
@@ -128,36 +131,3 @@ def apply_edits(text: str, edits: list[Edit], encoding: str = "utf-16") -> str:
         cursor = end
     out.append(text[cursor:])
     return "".join(out)
-
-
-def line_edits(old: str, new: str, encoding: str = "utf-16") -> list[Edit]:
-    """A small set of whole-line edits turning ``old`` into ``new``.
-
-    Unchanged lines stay untouched, so the editor keeps cursors, folds and marks
-    outside the rewritten regions. The result is checked by applying it; should
-    that ever disagree, a single whole-document edit is returned instead.
-    """
-    if old == new:
-        return []
-    a = split_lines(old)
-    b = split_lines(new)
-    prefix = 0
-    limit = min(len(a), len(b))
-    while prefix < limit and a[prefix] == b[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and a[len(a) - 1 - suffix] == b[len(b) - 1 - suffix]:
-        suffix += 1
-
-    def at(index: int) -> Position:
-        return (index, 0) if index < len(a) else end_of(a, encoding)
-
-    matcher = difflib.SequenceMatcher(None, a[prefix : len(a) - suffix], b[prefix : len(b) - suffix])
-    edits = [
-        Edit(at(prefix + i1), at(prefix + i2), "".join(b[prefix + j1 : prefix + j2]))
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
-    ]
-    if apply_edits(old, edits, encoding) != new:  # pragma: no cover - a safety net
-        return whole_document_edit(old, new, encoding)
-    return edits

@@ -13,12 +13,16 @@ import ast
 
 import libcst as cst
 
-from inliner.engine.analysis.compile_kind import _RANK, Body, CompileKind, ModuleFacts, classify
+from inliner.engine.analysis.compile_kind import _RANK, Body, CompileKind, ModuleFacts, StatementFacts, classify
 from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING
 from inliner.engine.analysis.compile_overrides import CompileOverrides, Pragma, decide, find_pragma
 from inliner.engine.model import CustomVJP
 from inliner.engine.analysis.scopes import Scope, ScopeIndex
 from inliner.engine.source import SourceText
+
+
+CLASS_RESIDUALS = "stored on ctx"  # where a class's residuals come from, in the reasons
+CALL_RESIDUALS = "saved by the forward body"
 
 
 class CompileContext:
@@ -30,7 +34,9 @@ class CompileContext:
         *,
         module: str | None = None,
         overrides: CompileOverrides | None = None,
+        of_statement: StatementFacts | None = None,
     ) -> None:
+        self.of_statement = of_statement  # see ``ModuleFacts``
         self.tree = tree
         self.index = index
         self.text = text
@@ -41,7 +47,7 @@ class CompileContext:
     @property
     def facts(self) -> ModuleFacts:
         if self._facts is None:  # built once, and only for a module that flattens something
-            self._facts = ModuleFacts(self.tree, self.index)
+            self._facts = ModuleFacts(self.tree, self.index, self.of_statement)
         return self._facts
 
     # -- where a pragma may be ----------------------------------------------------------------
@@ -57,13 +63,14 @@ class CompileContext:
         return find_pragma([self.text.line(i) for i in range(first, last + 1)], first)
 
     # -- deciding -------------------------------------------------------------------------------
-    def decide_class(self, cls: ast.ClassDef, scope: Scope, vjp: CustomVJP) -> CompileKind:
-        inferred = classify(bodies_of(vjp, "stored on ctx"), scope, self.facts)
+    # ``bodies``: ``bodies_of(vjp, ...)`` made before (a pure function of ``vjp``; a cache keeps it)
+    def decide_class(self, cls: ast.ClassDef, scope: Scope, vjp: CustomVJP, bodies: list[Body] | None = None) -> CompileKind:
+        inferred = classify(bodies or bodies_of(vjp, CLASS_RESIDUALS), scope, self.facts)
         return self._record(vjp, inferred, self.class_pragma(cls), _qualname(scope, cls.name))
 
-    def decide_call(self, call: ast.Call, scope: Scope, vjp: CustomVJP) -> CompileKind:
+    def decide_call(self, call: ast.Call, scope: Scope, vjp: CustomVJP, bodies: list[Body] | None = None) -> CompileKind:
         module_scope = self.index.scopes_root(scope)
-        inferred = classify(bodies_of(vjp, "saved by the forward body"), module_scope, self.facts)
+        inferred = classify(bodies or bodies_of(vjp, CALL_RESIDUALS), module_scope, self.facts)
         return self._record(vjp, inferred, self.call_pragma(call), vjp.name)
 
     def _record(self, vjp: CustomVJP, inferred: CompileKind, pragma: Pragma, qualname: str) -> CompileKind:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 from inliner.engine.analysis import compile_tables as tables
 from inliner.engine.analysis.compile_calls import check_call, computes_on_tensor_data, returns_new_object, root_name as _root_name, text_of as _text
@@ -85,14 +85,28 @@ class Body:
     record_call: ast.Call | None = None  # fwd's ``Record(...)`` that makes it
 
 
+#: ``names_mutated_in`` for one top-level statement, possibly remembered from an earlier text
+StatementFacts = Callable[[ast.stmt], frozenset[str]]
+
+
 class ModuleFacts:
     """Per module: the scope index, the module-level names changed at run time, helper results."""
 
-    def __init__(self, tree: ast.Module, index: ScopeIndex) -> None:
+    def __init__(self, tree: ast.Module, index: ScopeIndex, of_statement: StatementFacts | None = None) -> None:
         self.index = index
-        self.mutated = _names_mutated_in_functions(tree)
+        self._tree = tree
+        self._of_statement = of_statement
+        self._mutated: frozenset[str] | None = None
         self._helpers: dict[int, Finding | None] = {}
         self._in_progress: set[int] = set()
+
+    @property
+    def mutated(self) -> frozenset[str]:
+        """Module-level names some function changes: a walk of every function, made only
+        when a body reads a module-level name that is not an import."""
+        if self._mutated is None:
+            self._mutated = _names_mutated_in_functions(self._tree, self._of_statement)
+        return self._mutated
 
     def helper(self, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, depth: int) -> Finding | None:
         """The worst finding in a same-file helper (None: traceable), computed once."""
@@ -140,28 +154,33 @@ _GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.
 # -- module-level names changed at run time ----------------------------------------------
 
 
-def _names_mutated_in_functions(tree: ast.Module) -> frozenset[str]:
+def _names_mutated_in_functions(tree: ast.Module, of_statement: StatementFacts | None = None) -> frozenset[str]:
     """Names some function of the module rebinds (``global``) or mutates (attribute, item,
-    ``append``...), when it does not bind them itself. Import-time writes do not count."""
+    ``append``...), when it does not bind them itself. Import-time writes do not count.
+
+    A union over the module's statements, each a function of its own text: ``of_statement``
+    may answer for a statement from a previous version of the file (an editor's cache)."""
+    answer = of_statement or names_mutated_in
+    return frozenset().union(*(answer(statement) for statement in tree.body))
+
+
+def names_mutated_in(statement: ast.stmt) -> frozenset[str]:
+    """``_names_mutated_in_functions`` for the functions inside one top-level statement."""
     out: set[str] = set()
-    for func in ast.walk(tree):
+    for func in ast.walk(statement):
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
-        own = _own_names(func)
-        declared = {n for node in ast.walk(func) if isinstance(node, ast.Global) for n in node.names}
-        for node in ast.walk(func):
+        nodes = list(ast.walk(func))  # walked once: the module's every function is
+        own = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
+        own |= {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        declared = {n for node in nodes if isinstance(node, ast.Global) for n in node.names}
+        for node in nodes:
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and node.id in declared:
                 out.add(node.id)
             for root in _written_roots(node):
                 if root not in own or root in declared:
                     out.add(root)
     return frozenset(out)
-
-
-def _own_names(func: ast.AST) -> set[str]:
-    names = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
-    names |= {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    return names
 
 
 def _written_roots(node: ast.AST) -> list[str]:
@@ -245,10 +264,10 @@ class _Walker(ast.NodeVisitor):
 
     # -- names: free reads of changing globals -----------------------------------------------
     def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load) and self.lookup(node.id) is None and node.id in self.facts.mutated:
+        if isinstance(node.ctx, ast.Load) and self.lookup(node.id) is None:
             found = self.facts.index.lookup(node.id, self.outer)
             imported = found is not None and all(b.kind == "import" for b in found.bindings.get(node.id, ()))
-            if found is not None and found.is_module and not imported:
+            if found is not None and found.is_module and not imported and node.id in self.facts.mutated:
                 self.note(node, OPAQUE, f"reads module-level {node.id}, which the module changes at run time")
 
     # -- nested scopes ------------------------------------------------------------------------

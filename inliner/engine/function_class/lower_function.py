@@ -27,6 +27,7 @@ from inliner.engine.function_class.decorators import (
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, split_class_body
 from inliner.engine.model import CustomVJP, KeptClass, Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
+from inliner.engine.walk import on_paths_to
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
@@ -390,6 +391,13 @@ class _BodyRewriter(cst.CSTTransformer):
 
         self.emptied: set[int] = set()
         self.pinned: list[cst.CSTNode] = []
+        self.on_path: set[int] | None = None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # Only the nodes on a path to a replacement are rebuilt; the rest is kept as it is.
+        if self.on_path is None:
+            self.on_path = on_paths_to(node, set(self.smalls) | set(self.attributes) | set(self.returns))
+        return id(node) in self.on_path
 
     def on_leave(self, original_node, updated_node):  # type: ignore[override]
         key = id(original_node)

@@ -1,0 +1,130 @@
+"""Read-only traversal of libcst trees without rebuilding them.
+
+``node.visit(visitor)`` rebuilds (and re-validates) every node it passes, even for a
+``CSTVisitor`` that changes nothing: on a Function body that costs as much as parsing
+it, and the lowering reads each method several times. ``walk`` calls the same
+``on_visit``/``on_leave`` callbacks in the same order as ``visit``, but only reads.
+
+The child order is libcst's own, learnt from libcst per node type: the fields its
+``_visit_and_replace_children`` visits, in order. A few node types visit a field only
+when it is set (an f-string's format spec); a node with such a field set that the
+learnt order lacks is read through libcst's ``children``, and teaches the order.
+
+Attribute callbacks (``visit_<Node>_<field>``) are not called: use ``visit`` for a
+visitor that needs them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import libcst as cst
+
+
+@dataclasses.dataclass(frozen=True)
+class _Fields:
+    visited: tuple[str, ...]  # in libcst's visiting order
+    others: tuple[str, ...]  # every other field: holds no child, or one libcst visits only when set
+
+
+_FIELDS: dict[type, _Fields] = {}
+
+
+class _FieldOrder(cst.CSTVisitor):
+    """Records the fields ``_visit_and_replace_children`` visits, in order, without descending."""
+
+    def __init__(self) -> None:
+        self.fields: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.fields.append(attribute)
+
+
+def _learn(node: cst.CSTNode) -> _Fields:
+    recorder = _FieldOrder()
+    node._visit_and_replace_children(recorder)
+    visited = tuple(dict.fromkeys(recorder.fields))
+    known = _FIELDS.get(type(node))
+    if known is not None and not set(known.visited) <= set(visited):
+        return known  # keep what covers more; this node is read through `children`
+    others = tuple(f.name for f in dataclasses.fields(node) if f.name not in visited)  # type: ignore[arg-type]
+    fields = _FIELDS[type(node)] = _Fields(visited, others)
+    return fields
+
+
+_IS_NODE: dict[type, bool] = {}  # isinstance on libcst's ABCs is slow: ask once per type
+
+
+def _is_node(value: object) -> bool:
+    kind = type(value)
+    known = _IS_NODE.get(kind)
+    if known is None:
+        known = _IS_NODE[kind] = isinstance(value, cst.CSTNode)
+    return known
+
+
+def _holds_children(value: object) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_is_node(item) for item in value)
+    return _is_node(value)
+
+
+def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    """``node.children``, in the same order, without rebuilding ``node``."""
+    fields = _FIELDS.get(type(node)) or _learn(node)
+    for name in fields.others:
+        value = getattr(node, name)
+        if value is not None and _holds_children(value):
+            _learn(node)  # a field libcst visits only when set: learn where it goes
+            return node.children
+    out: list[cst.CSTNode] = []
+    is_node = _IS_NODE.get
+    for name in fields.visited:
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            for item in value:  # type: ignore[attr-defined]
+                if is_node(type(item)) or _is_node(item):
+                    out.append(item)
+        elif is_node(kind) or (kind not in _IS_NODE and _is_node(value)):
+            out.append(value)  # type: ignore[arg-type]
+    return out
+
+
+def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``node.visit(visitor)`` for a visitor that only reads: same callbacks, same order."""
+    if visitor.on_visit(node):
+        for child in children(node):
+            walk(child, visitor)
+    visitor.on_leave(node)
+
+
+class _Paths(cst.CSTVisitor):
+    def __init__(self, targets: set[int]) -> None:
+        self.targets = targets
+        self.stack: list[int] = []
+        self.found: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.stack.append(id(node))
+        if id(node) in self.targets:
+            self.found.update(self.stack)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+
+def on_paths_to(root: cst.CSTNode, targets: set[int]) -> set[int]:
+    """``id`` of every node of ``root`` that is one of ``targets`` (ids) or holds one.
+
+    A transformer whose ``on_visit`` answers ``id(node) in on_paths_to(...)`` rebuilds
+    only those nodes: libcst keeps a subtree it is not asked to visit as it is.
+    """
+    paths = _Paths(targets)
+    walk(root, paths)
+    return paths.found

@@ -19,14 +19,7 @@ def cached_bwd(residuals, grad_output):
     return grad_output * state.scale
 
 
-Cached = custom_vjp(
-    cached_fwd,
-    cached_bwd,
-    name="Cached",
-    ctx_record=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
-)
+Cached = custom_vjp(cached_fwd, cached_bwd, name="Cached", ctx_record=True)
 
 
 def rescaled_fwd(input, scale):

@@ -18,14 +18,7 @@ def attention_bwd(residuals, g):
     return g * k * state.scale * 2, g * q, None, None
 
 
-Attention = custom_vjp(
-    attention_fwd,
-    attention_bwd,
-    name="Attention",
-    ctx_record=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
-)
+Attention = custom_vjp(attention_fwd, attention_bwd, name="Attention", ctx_record=True)
 
 
 def maybe_bias_fwd(x, bias):
@@ -44,12 +37,7 @@ def maybe_bias_bwd(residuals, g):
 
 
 MaybeBias = custom_vjp(
-    maybe_bias_fwd,
-    maybe_bias_bwd,
-    name="MaybeBias",
-    ctx_record=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
+    maybe_bias_fwd, maybe_bias_bwd, name="MaybeBias", ctx_record=True
 )
 
 
@@ -68,12 +56,7 @@ def training_only_bwd(residuals, g):
 
 
 TrainingOnly = custom_vjp(
-    training_only_fwd,
-    training_only_bwd,
-    name="TrainingOnly",
-    ctx_record=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
+    training_only_fwd, training_only_bwd, name="TrainingOnly", ctx_record=True
 )
 
 

@@ -19,12 +19,7 @@ def sorted_ranks_bwd(residuals, grad_values, grad_order):
 
 
 SortedRanks = custom_vjp(
-    sorted_ranks_fwd,
-    sorted_ranks_bwd,
-    name="SortedRanks",
-    ctx_record=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
+    sorted_ranks_fwd, sorted_ranks_bwd, name="SortedRanks", ctx_record=True
 )
 
 
@@ -42,12 +37,7 @@ def marks_computed_bwd(residuals, g):
 
 
 MarksComputed = custom_vjp(
-    marks_computed_fwd,
-    marks_computed_bwd,
-    name="MarksComputed",
-    ctx_record=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
+    marks_computed_fwd, marks_computed_bwd, name="MarksComputed", ctx_record=True
 )
 
 
@@ -71,8 +61,6 @@ MaybeMaterialize = custom_vjp(
     maybe_materialize_bwd,
     name="MaybeMaterialize",
     ctx_record=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 
@@ -92,12 +80,7 @@ def maybe_inplace_bwd(residuals, g):
 
 
 MaybeInplace = custom_vjp(
-    maybe_inplace_fwd,
-    maybe_inplace_bwd,
-    name="MaybeInplace",
-    ctx_record=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
+    maybe_inplace_fwd, maybe_inplace_bwd, name="MaybeInplace", ctx_record=True
 )
 
 

@@ -26,8 +26,6 @@ SaveWhatIsNeeded = custom_vjp(
     name="SaveWhatIsNeeded",
     ctx_record=True,
     fwd_needs_input_grad=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 

@@ -33,8 +33,6 @@ MaybeTangent = custom_vjp(
     name="MaybeTangent",
     jvp=maybe_tangent_jvp,
     ctx_record=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 

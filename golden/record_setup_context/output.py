@@ -24,8 +24,6 @@ ScaleShift = custom_vjp(
     name="ScaleShift",
     fill_defaults=True,
     ctx_record=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
 )
 
 

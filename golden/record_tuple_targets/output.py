@@ -17,14 +17,7 @@ def centered_bwd(residuals, g):
     return (g * centered * 3 + state.mean).reshape(state.shape)
 
 
-Centered = custom_vjp(
-    centered_fwd,
-    centered_bwd,
-    name="Centered",
-    ctx_record=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
-)
+Centered = custom_vjp(centered_fwd, centered_bwd, name="Centered", ctx_record=True)
 
 
 def split_fwd(x):
@@ -41,14 +34,7 @@ def split_bwd(residuals, g):
     return torch.stack([g * 3, *(g * r for r in state.rest)]) + state.last
 
 
-Split = custom_vjp(
-    split_fwd,
-    split_bwd,
-    name="Split",
-    ctx_record=True,
-    compile_kind="opaque",
-    compile_reason="its ctx is kept as a Record, which runs in eager mode",
-)
+Split = custom_vjp(split_fwd, split_bwd, name="Split", ctx_record=True)
 
 
 def scenario_centered():

@@ -97,8 +97,6 @@ def _with_lowering_facts(inferred: CompileKind, vjp: CustomVJP) -> CompileKind:
             found.append((SIDE_EFFECTING, f"{use.member}'s decorator {target} is replayed around it"))
     if spec.backward_writes_ctx:
         found.append((SIDE_EFFECTING, f"backward writes {spec.backward_writes_ctx[0]}"))
-    if spec.ctx_record:
-        found.append((OPAQUE, "its ctx is kept as a Record, which runs in eager mode"))
     for kind, reason in found:
         if _RANK[kind] > _RANK[inferred.kind]:
             inferred = CompileKind(kind, reason, inferred.origin)

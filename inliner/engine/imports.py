@@ -27,6 +27,7 @@ import collections
 import re
 import sys
 
+from inliner.engine.docstrings import is_docstring
 from inliner.engine.source import SourceText
 
 Edit = tuple[int, int, str]
@@ -259,17 +260,13 @@ def _without(text: SourceText, stmt: ast.Import | ast.ImportFrom, dropped: list[
 def _import_block(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     """The imports the module starts with (after its docstring)."""
     body = tree.body
-    start = 1 if body and _is_docstring(body[0]) else 0
+    start = 1 if body and is_docstring(body[0]) else 0
     block = []
     for stmt in body[start:]:
         if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
             break
         block.append(stmt)
     return block
-
-
-def _is_docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
 def _sections(block: list[ast.Import | ast.ImportFrom], text: SourceText) -> list[list[ast.Import | ast.ImportFrom]]:
@@ -346,7 +343,7 @@ def _at_top(tree: ast.Module, text: SourceText, line: str) -> Edit:
     after = None
     for i, stmt in enumerate(tree.body):
         is_future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
-        if (i == 0 and _is_docstring(stmt)) or is_future:
+        if (i == 0 and is_docstring(stmt)) or is_future:
             after = stmt
             continue
         break

@@ -29,8 +29,8 @@ from typing import Any
 
 import libcst as cst
 
-from inliner.engine.analysis.compile_context import CALL_RESIDUALS, CLASS_RESIDUALS, CompileContext, bodies_of
-from inliner.engine.analysis.compile_kind import CompileKind, names_mutated_in
+from inliner.engine.analysis.compile_context import CompileContext, bodies_of
+from inliner.engine.analysis.compile_kind import CALL_RESIDUALS, CLASS_RESIDUALS, CompileKind, names_mutated_in
 from inliner.engine.analysis.compile_overrides import PRAGMA_CODE, CompileOverrides
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error

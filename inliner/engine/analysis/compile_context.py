@@ -13,16 +13,13 @@ import ast
 
 import libcst as cst
 
-from inliner.engine.analysis.compile_kind import _RANK, Body, CompileKind, ModuleFacts, StatementFacts, classify
+from inliner.engine.analysis.compile_kind import _RANK, CALL_RESIDUALS, CLASS_RESIDUALS, Body, CompileKind, ModuleFacts, StatementFacts, classify
 from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING
 from inliner.engine.analysis.compile_overrides import CompileOverrides, Pragma, decide, find_pragma
+from inliner.engine.docstrings import without_docstring
 from inliner.engine.model import CustomVJP
 from inliner.engine.analysis.scopes import Scope, ScopeIndex
 from inliner.engine.source import SourceText
-
-
-CLASS_RESIDUALS = "stored on ctx"  # where a class's residuals come from, in the reasons
-CALL_RESIDUALS = "saved by the forward body"
 
 
 class CompileContext:
@@ -142,7 +139,7 @@ def _mark_record(bodies: list[Body]) -> None:
     """Name the ctx record in each body: fwd makes it first (``state = Record(...)``), bwd and
     jvp unpack it as their one residual. What a body does to it is what the original did to ctx."""
     forward = bodies[0]
-    first = next((s for s in forward.func.body if not _is_docstring(s)), None)
+    first = next(iter(without_docstring(forward.func.body)), None)
     if (
         isinstance(first, ast.Assign)
         and len(first.targets) == 1
@@ -153,10 +150,6 @@ def _mark_record(bodies: list[Body]) -> None:
     for body in bodies[1:]:
         if len(body.residuals) == 1:
             body.record = next(iter(body.residuals))
-
-
-def _is_docstring(statement: ast.stmt) -> bool:
-    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)
 
 
 def _residual_body(role: str, func: ast.FunctionDef, saved_idx: tuple[int, ...], source: str) -> Body:

@@ -72,6 +72,10 @@ def worst(findings: Iterable[Finding]) -> Finding | None:
     return best
 
 
+CLASS_RESIDUALS = "stored on ctx"  # where a class's residuals come from, in the reasons
+CALL_RESIDUALS = "saved by the forward body"  # an op call's
+
+
 @dataclass
 class Body:
     """One flat function to classify, and what the lowering knows about its parameters."""
@@ -80,7 +84,7 @@ class Body:
     func: ast.FunctionDef
     tensors: frozenset[str] = frozenset()  # names certainly bound to tensors (grads, saved tensors)
     residuals: frozenset[str] = frozenset()  # names bwd unpacks from its residuals
-    residual_source: str = "stored on ctx"
+    residual_source: str = CLASS_RESIDUALS
     record: str = ""  # a ctx record's variable: runtime state the body owns, as ctx was
     record_call: ast.Call | None = None  # fwd's ``Record(...)`` that makes it
 

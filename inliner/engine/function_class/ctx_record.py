@@ -25,6 +25,7 @@ from typing import Callable
 import libcst as cst
 
 from inliner.engine.analysis.ctxflow import always_returns, analyse, is_binding
+from inliner.engine.docstrings import after_docstring
 from inliner.engine.model import Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, unpack_statement
 
@@ -371,7 +372,7 @@ class RecordLowering:
         create = cst.SimpleStatementLine(
             [cst.Assign([cst.AssignTarget(cst.Name(state))], cst.Call(cst.Name(self.record_name), args))]
         )
-        statements.insert(_after_docstring(statements), create)
+        statements.insert(after_docstring(statements), create)
         if not always_returns(statements):
             statements.append(cst.SimpleStatementLine([_with_record(cst.Return(None), residuals)]))
         return cst.FunctionDef(
@@ -392,7 +393,7 @@ def _reader(func: cst.FunctionDef, new_name: str, ctx: str, cls: str) -> cst.Fun
     body = rename(func.body, {ctx: state})
     assert isinstance(body, cst.IndentedBlock)
     statements = list(body.body)
-    statements.insert(_after_docstring(statements), unpack_statement([state], residuals_name))
+    statements.insert(after_docstring(statements), unpack_statement([state], residuals_name))
     grads = _params_without_first(func.params)
     first = cst.Param(cst.Name(residuals_name))
     if grads.posonly_params:
@@ -446,10 +447,3 @@ def _param_names(params: cst.Parameters) -> list[str]:
         if isinstance(extra, cst.Param):
             out.append(extra.name.value)
     return out
-
-
-def _after_docstring(body: list[cst.BaseStatement]) -> int:
-    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr):
-        if isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-            return 1
-    return 0

@@ -39,6 +39,7 @@ from typing import Callable, Iterable
 import libcst as cst
 
 from inliner.engine.analysis.scopes import Binding, Scope, ScopeIndex
+from inliner.engine.docstrings import without_docstring
 from inliner.engine.model import Refuse
 from inliner.engine.names import dotted
 
@@ -327,7 +328,7 @@ def pass_through(definition: ast.FunctionDef, factory: bool, index: ScopeIndex, 
     if len(params) != 1 or definition.args.vararg or definition.args.kwarg or definition.args.kwonlyargs:
         return False
     fn = params[0]
-    body = _without_docstring(definition.body)
+    body = without_docstring(definition.body)
     if len(body) == 1 and _returns_name(body[0], fn):
         return True
     wrapper = _returned_def(body)
@@ -337,7 +338,7 @@ def pass_through(definition: ast.FunctionDef, factory: bool, index: ScopeIndex, 
 
 
 def _forwards(wrapper: ast.FunctionDef, fn: str, index: ScopeIndex, scope: Scope) -> bool:
-    body = _without_docstring(wrapper.body)
+    body = without_docstring(wrapper.body)
     if not body or not isinstance(body[-1], ast.Return) or not isinstance(body[-1].value, ast.Call):
         return False
     call = body[-1].value
@@ -365,7 +366,7 @@ def _helper_is_pure(helper: ast.FunctionDef, outer: "_PureCheck") -> bool:
     args = helper.args
     if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
         return False
-    body = _without_docstring(helper.body)
+    body = without_docstring(helper.body)
     if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
         return False
     inner = _PureCheck({a.arg for a in args.args}, outer.fn, outer.index, outer.scope)
@@ -470,24 +471,13 @@ def _is_constant_like(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) or ast_dotted(node) is not None
 
 
-def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
-    if (
-        body
-        and isinstance(body[0], ast.Expr)
-        and isinstance(body[0].value, ast.Constant)
-        and isinstance(body[0].value.value, str)
-    ):
-        return body[1:]
-    return body
-
-
 def _returns_name(stmt: ast.stmt, name: str) -> bool:
     return isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name) and stmt.value.id == name
 
 
 def _returned_def(body: list[ast.stmt]) -> ast.FunctionDef | None:
     """``def inner(...): ...`` followed by ``return inner``, and nothing else."""
-    body = _without_docstring(body)
+    body = without_docstring(body)
     if len(body) == 2 and isinstance(body[0], ast.FunctionDef) and _returns_name(body[1], body[0].name):
         return body[0]
     return None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from inliner.engine.docstrings import is_cst_docstring
 from inliner.engine.model import Refuse
 from inliner.engine.names import names_in
 
@@ -84,7 +85,7 @@ def split_class_body(cls: cst.ClassDef, *, is_classmethod) -> ClassBody:
             kept_smalls = [s for s in stmt.body if _sort_small(out, name, s, is_docstring=index == 0)]
             if kept_smalls:
                 line = stmt.with_changes(body=kept_smalls) if len(kept_smalls) != len(stmt.body) else stmt
-                if index == 0 and out.generate_vmap_rule is None and _is_docstring(stmt.body[0]):
+                if index == 0 and out.generate_vmap_rule is None and is_cst_docstring(stmt.body[0]):
                     out.docstring = line
                 out.kept.append(line)
             continue
@@ -97,7 +98,7 @@ def _sort_small(out: ClassBody, name: str, small: cst.BaseSmallStatement, *, is_
     """Record one class-level small statement; True if a kept class keeps it."""
     if isinstance(small, cst.Pass):
         return False
-    if is_docstring and _is_docstring(small):
+    if is_docstring and is_cst_docstring(small):
         return True
     if (
         isinstance(small, cst.Assign)
@@ -121,10 +122,6 @@ def _check_kept_name(cls_name: str, member: str, node: cst.CSTNode) -> None:
         raise Refuse("INL105", f"class {cls_name} defines `{member}`, which torch.autograd.Function itself uses", node)
     if member.startswith("__") and member.endswith("__"):
         raise Refuse("INL105", f"class {cls_name} defines `{member}`, which a plain class would not treat as the Function did", node)
-
-
-def _is_docstring(small: cst.BaseSmallStatement) -> bool:
-    return isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _bound_names(small: cst.BaseSmallStatement) -> set[str]:

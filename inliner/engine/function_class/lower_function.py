@@ -16,6 +16,7 @@ from typing import Callable
 import libcst as cst
 
 from inliner.engine.analysis.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
+from inliner.engine.docstrings import after_docstring
 from inliner.engine.function_class.ctx_record import FALLBACK_CODES, RecordLowering, Resolve
 from inliner.engine.function_class.decorators import (
     DecoratorReader,
@@ -675,9 +676,9 @@ class _CombinedLowering:
         assert isinstance(new_forward, cst.FunctionDef)
         new_body = list(new_forward.body.body)
         if spec.saved_tensors_idx is not None:
-            new_body.insert(_after_docstring(new_body), _statement(f"{residuals[0].fwd_name} = ()\n"))
+            new_body.insert(after_docstring(new_body), _statement(f"{residuals[0].fwd_name} = ()\n"))
         for stmt in reversed(initialised):
-            new_body.insert(_after_docstring(new_body), stmt)
+            new_body.insert(after_docstring(new_body), stmt)
         if falls_off:
             new_body.append(cst.SimpleStatementLine([make_return(cst.Return(None))]))
         fwd_def = cst.FunctionDef(
@@ -1079,7 +1080,7 @@ class _CombinedLowering:
                 assert unpack is not None
                 _, own = _split_leading(unpack[0])
                 unpack_stmt = unpack_stmt.with_changes(leading_lines=own, trailing_whitespace=unpack[0].trailing_whitespace)
-            body.insert(_after_docstring(body), unpack_stmt)
+            body.insert(after_docstring(body), unpack_stmt)
         if not body:
             body = [cst.SimpleStatementLine([cst.Pass()])]
         return cst.FunctionDef(
@@ -1146,14 +1147,6 @@ def _assign(targets: list[str], values: list[cst.BaseExpression]) -> cst.Assign:
         [cst.AssignTarget(cst.Tuple([cst.Element(cst.Name(t)) for t in targets], lpar=[], rpar=[]))],
         cst.Tuple([cst.Element(v) for v in values], lpar=[], rpar=[]),
     )
-
-
-def _after_docstring(body: list[cst.BaseStatement]) -> int:
-    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr):
-        value = body[0].body[0].value
-        if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
-            return 1
-    return 0
 
 
 def _saved_slots(residuals_name: str, residuals: list[_Residual], spec: VJPSpec) -> cst.BaseExpression:

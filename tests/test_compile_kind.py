@@ -299,3 +299,34 @@ def test_a_reason_with_quotes_is_emitted_as_a_valid_string():
     result = flatten(function(*body), path="case.py")
     reason = emitted(result.source)["compile_reason"]
     assert reason == dict(result.compile_kinds)["Fn"].reason and "a\\\\b" in reason
+
+
+# -- a ctx record handed to a module-level helper --------------------------------------------
+
+_SAVES = """
+def save(c, *tensors):
+    c.save_for_backward(*tensors)
+    c.n = len(tensors)
+    setattr(c, "tag", "mul")
+"""
+
+
+def test_a_helper_filling_the_record_in_forward_is_traceable():
+    """What the helper does to the record is what the original's helper did to ctx: state forward made."""
+    body = ("save(ctx, x)\nreturn x * 2", "(x,) = ctx.saved_tensors\nreturn g * x * ctx.n", "x", _SAVES)
+    kind = decide(function(*body))
+    assert kind.traceable, kind.reason
+
+
+@pytest.mark.parametrize(
+    ("forward", "backward", "extra", "reason"),
+    [
+        # backward writes the record through the helper: an effect a traced call would run once
+        ("save(ctx, x)\nreturn x * 2", "bump(ctx)\nreturn g", _SAVES + "\ndef bump(c):\n    c.n += 1\n", "backward calls bump, which updates argument c.n"),
+        # the helper also writes module-level state
+        ("save(ctx, x)\nreturn x * 2", "return g", _SAVES.replace("c.n = len", "STATE.count = c.n = len"), "forward calls save, which sets module-level STATE.count"),
+    ],
+)
+def test_a_helper_handed_the_record_otherwise_is_side_effecting(forward, backward, extra, reason):
+    kind = decide(function(forward, backward, "x", extra))
+    assert (kind.kind, kind.reason) == ("side_effecting", reason)

@@ -35,14 +35,7 @@ def linearish_bwd(residuals, g):
     return gx * state.value, gw
 
 
-Linearish = custom_vjp(
-    linearish_fwd,
-    linearish_bwd,
-    name="Linearish",
-    ctx_record=True,
-    compile_kind="side_effecting",
-    compile_reason="forward calls save_inputs, which calls ctx.save_for_backward, a method of argument ctx",
-)
+Linearish = custom_vjp(linearish_fwd, linearish_bwd, name="Linearish", ctx_record=True)
 
 
 def mark_config(ctx, x):
@@ -65,13 +58,7 @@ def rows_bwd(residuals, g):
 
 
 Rows = custom_vjp(
-    rows_fwd,
-    rows_bwd,
-    name="Rows",
-    ctx_record=True,
-    fwd_needs_input_grad=True,
-    compile_kind="side_effecting",
-    compile_reason="forward calls mark_config, which sets argument ctx.rows",
+    rows_fwd, rows_bwd, name="Rows", ctx_record=True, fwd_needs_input_grad=True
 )
 
 

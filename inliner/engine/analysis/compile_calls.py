@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
 from inliner.engine.analysis import compile_tables as tables
 from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING, TRACEABLE
@@ -142,7 +143,8 @@ def _module_value_call(walker, call: ast.Call, name: str, also: set[str], discar
     found = index.lookup(root, walker.outer)
     bindings = found.bindings.get(root, []) if found is not None else []
     if not rest and len(bindings) == 1 and bindings[0].kind == "def":
-        finding = walker.facts.helper(bindings[0].node, found, walker.depth)
+        helper = bindings[0].node
+        finding = walker.facts.helper(helper, found, walker.depth, _record_parameter(walker, call, helper))
         if finding is not None:
             walker.note(call, finding.kind, f"calls {root}, which {finding.text}")
         return
@@ -150,6 +152,37 @@ def _module_value_call(walker, call: ast.Call, name: str, also: set[str], discar
         _method(walker, call, call.func.value, call.func.attr, discarded)
         return
     walker.note(call, OPAQUE, f"calls {name}")
+
+
+@dataclass(frozen=True)
+class HelperRecord:
+    """A helper handed the ctx record: the parameter that receives it, and whether the
+    caller is the forward that made it (its writes are then the original's ctx writes)."""
+
+    param: str
+    owned: bool
+
+
+def _record_parameter(walker, call: ast.Call, helper: ast.FunctionDef) -> HelperRecord | None:
+    """The helper's parameter that receives the ctx record, when the call hands it over
+    plainly (by position or keyword, to a parameter the helper never rebinds)."""
+    if not walker.record:
+        return None
+    positional = [*helper.args.posonlyargs, *helper.args.args]
+    received = [k.arg for k in call.keywords if walker.is_record(k.value)]
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if walker.is_record(arg):
+            received.append(positional[i].arg if i < len(positional) else None)
+    if len(received) != 1 or received[0] is None:
+        return None
+    param = received[0]
+    rebinds = any(isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load) for n in ast.walk(helper))
+    declared = any(isinstance(n, (ast.Global, ast.Nonlocal)) and param in n.names for n in ast.walk(helper))
+    if rebinds or declared:
+        return None
+    return HelperRecord(param, walker.owns_record)
 
 
 def _qualified_call(walker, call: ast.Call, qualified: set[str], discarded: bool) -> None:
@@ -174,6 +207,8 @@ def _builtin(walker, call: ast.Call, name: str) -> None:
             walker.note(call, OPAQUE, f"calls {name}")
         return
     if name in ("setattr", "delattr"):
+        if args and walker.is_record(args[0]) and walker.owns_record:
+            return  # the original's ``setattr(ctx, ...)`` in forward: state forward made
         if args and (walker.is_external(args[0]) or walker._is_known_tensor(args[0])):
             walker.note(call, SIDE_EFFECTING, f"calls {name} on {walker.where(args[0])}")
         return

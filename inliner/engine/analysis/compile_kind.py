@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from inliner.engine.analysis import compile_tables as tables
-from inliner.engine.analysis.compile_calls import check_call, computes_on_tensor_data, returns_new_object, root_name as _root_name, text_of as _text
+from inliner.engine.analysis.compile_calls import HelperRecord, check_call, computes_on_tensor_data, returns_new_object, root_name as _root_name, text_of as _text
 from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING, TRACEABLE
 from inliner.engine.analysis.compile_locals import Local as _Local
 from inliner.engine.analysis.compile_locals import make_scope as _make_scope
@@ -101,8 +101,8 @@ class ModuleFacts:
         self._tree = tree
         self._of_statement = of_statement
         self._mutated: frozenset[str] | None = None
-        self._helpers: dict[int, Finding | None] = {}
-        self._in_progress: set[int] = set()
+        self._helpers: dict[tuple[int, HelperRecord | None], Finding | None] = {}
+        self._in_progress: set[tuple[int, HelperRecord | None]] = set()
 
     @property
     def mutated(self) -> frozenset[str]:
@@ -112,16 +112,19 @@ class ModuleFacts:
             self._mutated = _names_mutated_in_functions(self._tree, self._of_statement)
         return self._mutated
 
-    def helper(self, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, depth: int) -> Finding | None:
-        """The worst finding in a same-file helper (None: traceable), computed once."""
-        key = id(func)
+    def helper(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, depth: int, record: HelperRecord | None = None
+    ) -> Finding | None:
+        """The worst finding in a same-file helper (None: traceable), computed once per way
+        it is called: with or without the ctx record at one of its parameters."""
+        key = (id(func), record)
         if key in self._helpers:
             return self._helpers[key]
         if key in self._in_progress or depth > _MAX_HELPER_DEPTH:
             return Finding(OPAQUE, "is recursive or nested too deeply to follow")
         self._in_progress.add(key)
         try:
-            result = _helper_finding(func, scope, self, depth)
+            result = _helper_finding(func, scope, self, depth, record)
         finally:
             self._in_progress.discard(key)
         self._helpers[key] = result
@@ -140,7 +143,7 @@ def classify(bodies: list[Body], scope: Scope, facts: ModuleFacts) -> CompileKin
     return CompileKind(first.kind, first.text)
 
 
-def _helper_finding(func, scope: Scope, facts: ModuleFacts, depth: int) -> Finding | None:
+def _helper_finding(func, scope: Scope, facts: ModuleFacts, depth: int, record: HelperRecord | None) -> Finding | None:
     if isinstance(func, ast.AsyncFunctionDef) or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(func)):
         return Finding(OPAQUE, "is a generator or coroutine")
     for decorator in func.decorator_list:
@@ -149,7 +152,7 @@ def _helper_finding(func, scope: Scope, facts: ModuleFacts, depth: int) -> Findi
         qualified = facts.index.qualify(name, scope) if name else {"<local>"}
         if not qualified or not all(q in _GRAD_MODE_DECORATORS for q in qualified):
             return Finding(OPAQUE, f"has the decorator @{_text(decorator)}")
-    return worst(_Walker(func, scope, facts, depth=depth + 1).run())
+    return worst(_Walker(func, scope, facts, depth=depth + 1, record=record).run())
 
 
 _GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inference_mode"})
@@ -212,8 +215,24 @@ def _written_roots(node: ast.AST) -> list[str]:
 class _Walker(ast.NodeVisitor):
     """Walk one function (a flat body or a helper) and record findings in source order."""
 
-    def __init__(self, func: ast.AST, scope: Scope, facts: ModuleFacts, *, body: Body | None = None, depth: int = 0) -> None:
+    def __init__(
+        self,
+        func: ast.AST,
+        scope: Scope,
+        facts: ModuleFacts,
+        *,
+        body: Body | None = None,
+        depth: int = 0,
+        record: HelperRecord | None = None,
+    ) -> None:
         self.func = func
+        #: the ctx record's name here, and whether this body's writes to it are the original's ctx writes
+        if body is not None:
+            self.record, self.owns_record = body.record, body.record_call is not None
+        elif record is not None:
+            self.record, self.owns_record = record.param, record.owned
+        else:
+            self.record, self.owns_record = "", False
         self.outer = scope  # where free names resolve
         self.facts = facts
         self.body = body
@@ -263,7 +282,7 @@ class _Walker(ast.NodeVisitor):
 
     def is_record(self, expr: ast.AST) -> bool:
         """``expr`` is the ctx record the lowering made (``state = Record(...)``, or unpacked from the residuals)."""
-        record = self.body.record if self.body is not None else ""
+        record = self.record
         return bool(record) and isinstance(expr, ast.Name) and expr.id == record and self.scope is not None and self.scope.parent is None
 
     # -- names: free reads of changing globals -----------------------------------------------
@@ -354,7 +373,7 @@ class _Walker(ast.NodeVisitor):
             self._check_name_store(target)
             return
         if isinstance(target, ast.Attribute):
-            if self.is_record(target.value) and self.body is not None and self.body.record_call is not None:
+            if self.is_record(target.value) and self.owns_record:
                 return  # fwd's ``state.x = ...`` is the original's ``ctx.x = ...``: state fwd made
             if self.is_external(target.value) or self._is_known_tensor(target.value):
                 self.note(target, SIDE_EFFECTING, f"{verb} {self.where(target)}")

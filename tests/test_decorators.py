@@ -472,3 +472,15 @@ def test_a_counting_wrapper_counts_every_compiled_call():
     torch._dynamo.reset()
     assert calls["original"] == ["forward", "backward"] * 3
     assert calls["rewritten"] == calls["original"]
+
+
+def test_a_star_import_may_rebind_staticmethod_unless_it_is_typing():
+    """``from typing import *`` never binds a builtin's name; any other star import may."""
+    body = (
+        "\n\nclass F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x * 2\n\n"
+        "    @staticmethod\n    def backward(ctx, g):\n        return g\n"
+    )
+    typing_star = flatten("from typing import *\nimport torch\n" + body, path="m.py")
+    assert typing_star.flattened == ("F",)
+    other_star = flatten("from mylib import *\nimport torch\n" + body, path="m.py")
+    assert other_star.refused == ("F",) and other_star.diagnostics[0].code == "INL105"

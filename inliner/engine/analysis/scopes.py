@@ -13,6 +13,7 @@ redirect, a walrus binds in the enclosing non-comprehension scope).
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass, field
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -23,6 +24,17 @@ class Binding:
     kind: str  # "import" | "alias" | "class" | "def" | "other" | "global" | "nonlocal"
     node: ast.AST
     qualified: str | None = None  # imports: what the bound name stands for; aliases: the dotted value
+
+
+#: Modules whose ``from m import *`` never binds the name of a builtin, in any Python
+#: version (``typing.__all__`` holds none), so ``staticmethod`` after it is still the builtin.
+_STAR_WITHOUT_BUILTINS = frozenset({"typing"})
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _star_may_bind(star: Binding, name: str) -> bool:
+    """Whether the star import ``star`` may bind ``name``."""
+    return not (star.qualified in _STAR_WITHOUT_BUILTINS and name in _BUILTIN_NAMES)
 
 
 @dataclass(eq=False)
@@ -240,7 +252,7 @@ class ScopeIndex(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
             if alias.name == "*":
-                self.current.bind("*", Binding("other", node))
+                self.current.bind("*", Binding("other", node, None if node.level else node.module))
                 continue
             bound = alias.asname or alias.name
             qualified = f"{node.module}.{alias.name}" if node.module and not node.level else None
@@ -266,7 +278,7 @@ class ScopeIndex(ast.NodeVisitor):
                     current = current.parent
                     continue
                 return current
-            if current.is_module and "*" in current.bindings:
+            if current.is_module and any(_star_may_bind(b, name) for b in current.bindings.get("*", ())):
                 return current
             current = current.parent
         return None
@@ -284,7 +296,8 @@ class ScopeIndex(ast.NodeVisitor):
         if found is None:
             return {f"builtins.{name}"}
         out: set[str] = set()
-        for binding in found.bindings.get(head) or found.bindings.get("*", ()):
+        star = [b for b in found.bindings.get("*", ()) if _star_may_bind(b, head)]
+        for binding in found.bindings.get(head) or star:
             if binding.kind == "import" and binding.qualified:
                 out.add(binding.qualified + (f".{rest}" if rest else ""))
             elif binding.kind == "alias" and binding.qualified and _depth < 8:

@@ -13,7 +13,7 @@ Not a test (no thresholds are asserted anywhere): it prints numbers and ratios.
   ``torch._dynamo.reset()``, with inductor's FX-graph and AOT-autograd caches off
   so each side really compiles) and step time (median forward + backward of the
   compiled function). Target: the rewrite is no slower.
-- **compile kinds** (tests/compile_kind_cases.py: Functions with side effects or bodies
+- **compile kinds** (tests/support/compile_kind_cases.py: Functions with side effects or bodies
   that leave torch, which the rewrite runs as an eager island, and pure-torch Functions
   taking a dataclass, a module or a lambda): ratios only, rewritten / original, of the
   eager step and of the step of ``torch.compile(fn)`` (inductor) once compiled, where the
@@ -35,7 +35,7 @@ import time
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
@@ -122,11 +122,10 @@ def _interleaved_ratio(sides: dict[bool, tuple], blocks: int, calls: int) -> flo
 
 
 def bench_kind(name: str, blocks: int, calls: int) -> tuple[float, float]:
-    """(eager ratio, compiled-step ratio) for one case of tests/compile_kind_cases.py."""
+    """(eager ratio, compiled-step ratio) for one case of tests/support/compile_kind_cases.py."""
     import torch._dynamo
 
-    import compile_kind_cases as ck
-
+    from tests.support import compile_kind_cases as ck
     case = ck.CASES[name]
     torch._dynamo.reset()
 
@@ -191,8 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print("compile kinds: rewritten / original, eager step and torch.compile (inductor) step")
         print(f"{'case':24} {'kind':>15} {'eager':>7} {'compiled':>9}")
-        import compile_kind_cases as ck
-
+        from tests.support import compile_kind_cases as ck
         for name in [c for c in args.kind_cases.split(",") if c]:
             eager, compiled = bench_kind(name, max(args.blocks // 3, 4), max(args.calls // 4, 20))
             print(f"{name:24} {ck.CASES[name].kind:>15} {eager:7.3f} {compiled:9.3f}")

@@ -5,8 +5,8 @@ Usage:
                                 [--out DIR] [--shrink] [--no-func]
                                 [--avoid all|KNOB,...] [--engine-root DIR]
 
-Each seed makes one module (``tests/fuzz_gen.py``) that the oracle
-(``tests/fuzz_oracle.py``) checks: engine refusals must leave the class text
+Each seed makes one module (``tests/support/fuzz_gen.py``) that the oracle
+(``tests/support/fuzz_oracle.py``) checks: engine refusals must leave the class text
 alone and name it, rewrites must behave like the original under the harness and
 under ``torch.func``. Progress (examples/s, failures, refusals per code) is
 printed every few seconds; every failing module is written to ``--out``:
@@ -23,7 +23,7 @@ the work tree, so edits made during a long run do not mix engine versions.
 Replay one seed: ``python scripts/fuzz_long.py --replay SEED [--avoid ...]``.
 
 ``--dumps`` fuzzes dumped graphs of chained ``autograd_function_apply`` calls instead
-(``tests/fuzz_gen_dumps.py``, checked by ``fuzz_oracle.check_dump`` against the eager
+(``tests/support/fuzz_gen_dumps.py``, checked by ``fuzz_oracle.check_dump`` against the eager
 Functions they stand for, written next to each failure as ``seed_<n>.reference.py``);
 ``--shrink``, ``--avoid`` and the torch.func comparison do not apply to them.
 """
@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
 
 def _use_engine_from(root: str) -> None:
@@ -62,7 +62,7 @@ if "--engine-root" in sys.argv:  # before anything imports inliner
 
 MAX_FILES_PER_BUCKET = 10
 
-from fuzz_gen import AVOIDABLE, KNOWN_BUGS  # noqa: E402
+from tests.support.fuzz_gen import AVOIDABLE, KNOWN_BUGS  # noqa: E402
 
 
 def _init_worker() -> None:
@@ -78,8 +78,8 @@ def _run(args: tuple) -> dict:
     seed, func, avoid, *mode = args
     if mode and mode[0] == "dumps":
         return _run_dump(seed)
-    from fuzz_gen import generate_from_seed
-    from fuzz_oracle import check_generated, signature
+    from tests.support.fuzz_gen import generate_from_seed
+    from tests.support.fuzz_oracle import check_generated, signature
 
     start = time.perf_counter()
     try:
@@ -101,8 +101,8 @@ def _run(args: tuple) -> dict:
 
 
 def _run_dump(seed: int) -> dict:
-    from fuzz_gen_dumps import generate_dump_from_seed
-    from fuzz_oracle import check_dump, signature
+    from tests.support.fuzz_gen_dumps import generate_dump_from_seed
+    from tests.support.fuzz_oracle import check_dump, signature
 
     start = time.perf_counter()
     try:
@@ -154,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay is not None:
         _init_worker()
         result = _run((args.replay, not args.no_func, avoid, "dumps" if args.dumps else "functions"))
-        from fuzz_gen import generate_from_seed
-        from fuzz_gen_dumps import generate_dump_from_seed
+        from tests.support.fuzz_gen import generate_from_seed
+        from tests.support.fuzz_gen_dumps import generate_dump_from_seed
         from inliner import flatten
 
         gen = generate_dump_from_seed(args.replay) if args.dumps else generate_from_seed(args.replay, avoid)
@@ -246,8 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     shrunk = {}
     if args.shrink and first_draws and not args.dumps:
         _init_worker()
-        from fuzz_gen import generate_from_draws
-        from fuzz_oracle import shrink
+        from tests.support.fuzz_gen import generate_from_draws
+        from tests.support.fuzz_oracle import shrink
 
         for sig, draws in first_draws.items():
             print(f"shrinking [{sig}] ...", flush=True)

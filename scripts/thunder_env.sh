@@ -3,7 +3,7 @@
 #   torch==2.9.1 + lightning-thunder==0.2.6 + inliner (editable, --no-deps) + test tools.
 #
 # Usage: bash scripts/thunder_env.sh [VENV_DIR]        (default: /tmp/thunder-venv)
-# Then:  VENV_DIR/bin/python -m pytest -m thunder tests/test_thunder.py
+# Then:  VENV_DIR/bin/python -m pytest -m thunder tests/tracers/test_thunder.py
 #
 # torch 2.9.1 comes from PyPI, which only serves the CUDA build on Linux x86_64: the
 # download (torch plus the nvidia-* wheels it depends on) is several GB. Everything
@@ -39,4 +39,4 @@ PIP=("$VENV_DIR/bin/python" -m pip)
 import torch, thunder
 print("torch", torch.__version__, "thunder", getattr(thunder, "__version__", "?"))
 PY
-echo "ready: $VENV_DIR/bin/python -m pytest -m thunder $REPO/tests/test_thunder.py"
+echo "ready: $VENV_DIR/bin/python -m pytest -m thunder $REPO/tests/tracers/test_thunder.py"

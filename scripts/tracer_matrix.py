@@ -1,7 +1,7 @@
 """Run the tracer matrix (original vs rewritten) over the golden cases and print it as Markdown.
 
 Rows are tracers, columns the original and the rewritten code; a cell counts the
-drivers (tests/tracer_cases.py: one per golden case, a few cases have two) that
+drivers (tests/support/tracer_cases.py: one per golden case, a few cases have two) that
 pass, and names the commonest failure reasons. The thunder rows run in this
 interpreter when lightning-thunder imports, else in ``--thunder-python`` (the venv
 that scripts/thunder_env.sh builds), else they are reported as not run.
@@ -24,7 +24,7 @@ import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
 README = ROOT / "README.md"
 START, END = "<!-- tracer-matrix:start -->", "<!-- tracer-matrix:end -->"
@@ -126,8 +126,7 @@ def _category(reason: str) -> str:
 
 def collect(rows: list[str]) -> dict[str, dict[str, dict[str, dict]]]:
     """{row: {driver: {"original"|"rewritten": {"ok", "reason", "na"}}}}."""
-    import tracer_cases as tc
-
+    from tests.support import tracer_cases as tc
     results: dict[str, dict[str, dict[str, dict]]] = {}
     for row in rows:
         results[row] = {}
@@ -162,8 +161,8 @@ def render(results: dict, versions: dict[str, str], not_driven: dict[str, str]) 
         "A cell counts the drivers that pass; the original column counts only drivers whose "
         "original is an `autograd.Function` (not a dumped `autograd_function_apply` graph). "
         f"torch rows: torch {versions['torch']}; thunder rows: {versions.get('thunder', 'not run')}. "
-        "Each rewritten-column claim is a test: tests/test_tracers.py (torch rows; it also passes on "
-        "torch 2.9.1) and tests/test_thunder.py (marker `thunder`; `bash scripts/thunder_env.sh` builds its "
+        "Each rewritten-column claim is a test: tests/tracers/test_tracers.py (torch rows; it also passes on "
+        "torch 2.9.1) and tests/tracers/test_thunder.py (marker `thunder`; `bash scripts/thunder_env.sh` builds its "
         "venv). Regenerate with `python scripts/tracer_matrix.py --thunder-python /tmp/thunder-venv/bin/python "
         "--update-readme`.",
         "",
@@ -184,8 +183,8 @@ def render(results: dict, versions: dict[str, str], not_driven: dict[str, str]) 
     if failures:
         lines += [
             "",
-            "Where the rewrite fails (each pinned with its measured reason in tests/test_tracers.py or "
-            "tests/test_thunder.py; the original fails these too unless marked *original passes*):",
+            "Where the rewrite fails (each pinned with its measured reason in tests/tracers/test_tracers.py or "
+            "tests/tracers/test_thunder.py; the original fails these too unless marked *original passes*):",
             "",
         ]
         for row, driver, reason in failures:
@@ -217,8 +216,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    import tracer_cases as tc
-
+    from tests.support import tracer_cases as tc
     rows = [r for r in args.rows.split(",") if r]
     versions = {"torch": torch.__version__, "drivers": str(len(tc.DRIVERS))}
     if args.load:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from golden import case_dirs, render  # noqa: E402
+from tests.support.golden import case_dirs, render  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

@@ -7,6 +7,7 @@ hidden behind a function-level import is still two modules that cannot be read a
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,16 @@ def test_importing_the_runtime_loads_neither_libcst_nor_black():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_tests_reach_their_helpers_as_a_package():
+    """``tests`` is a package: helpers are imported from ``tests.support``, never put on ``sys.path``
+    (the harness alone adds a golden case's own directory, to load that case as a module)."""
+    tests = PACKAGE.parent / "tests"
+    inserts = sorted(
+        path.relative_to(tests).as_posix()
+        for path in tests.rglob("*.py")
+        if re.search(r"^\s*sys\.path\.(insert|append)\(", path.read_text(), re.M) and path.name != "harness.py"
+    )
+    assert inserts == []
+    assert (tests / "__init__.py").exists() and (tests / "support" / "__init__.py").exists()

@@ -32,7 +32,7 @@ from inliner.engine.source import SourceText
 
 Edit = tuple[int, int, str]
 
-# torch modules that a bare ``import torch`` has already loaded (tests/test_imports.py
+# torch modules that a bare ``import torch`` has already loaded (tests/engine/test_imports.py
 # checks this on the installed torch): dropping an import of them changes nothing.
 TORCH_MODULES = frozenset(
     {

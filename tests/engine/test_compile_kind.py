@@ -1,0 +1,333 @@
+"""The compile-kind classifier (inliner/compile_kind.py): each kind, each reason, the conservative default.
+
+Each case is a module holding one Function ``F`` (or an op call); the engine flattens
+it and the test reads the kind the engine decided (``FlattenResult.compile_kinds``)
+and checks that the emitted ``custom_vjp`` call carries exactly that.
+"""
+
+from __future__ import annotations
+
+from tests.support.paths import ROOT
+import ast
+import textwrap
+
+import pytest
+
+from inliner import flatten
+
+HEAD = """\
+import logging
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+logger = logging.getLogger(__name__)
+LOG = []
+
+
+class State:
+    count = 0
+
+
+STATE = State()
+"""
+
+
+def function(forward: str, backward: str = "return g * 2", params: str = "x", extra: str = "") -> str:
+    return (
+        HEAD
+        + textwrap.dedent(extra)
+        + f"""
+
+class Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, {params}):
+{textwrap.indent(textwrap.dedent(forward).strip(), " " * 8)}
+
+    @staticmethod
+    def backward(ctx, g):
+{textwrap.indent(textwrap.dedent(backward).strip(), " " * 8)}
+"""
+    )
+
+
+def emitted(source: str, name: str = "Fn") -> dict[str, str]:
+    """The compile keywords of the ``custom_vjp(..., name=name)`` call in ``source``."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "custom_vjp":
+            keywords = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
+            if keywords.get("name") == name:
+                return {k: v for k, v in keywords.items() if k in ("compile_kind", "compile_reason")}
+    raise AssertionError(f"no custom_vjp call for {name}")
+
+
+def decide(source: str, name: str = "Fn", **options):
+    result = flatten(source, path="case.py", **options)
+    problems = [d.format() for d in result.diagnostics if d.code not in ("INL001", "INL300")]
+    assert not problems, problems
+    kinds = dict(result.compile_kinds)
+    assert name in kinds, result.flattened
+    kind = kinds[name]
+    keywords = emitted(result.source, name)
+    if kind.traceable:
+        assert keywords == {}, "a traceable Function emits nothing new"
+    else:
+        assert keywords == {"compile_kind": kind.kind, "compile_reason": kind.reason}
+    return kind
+
+
+TRACEABLE_BODIES = {
+    "torch functions and tensor methods": ("y = torch.tanh(x) * x.sin()\nreturn y.clamp(-1, 1)",),
+    "an alias module": ("return F.relu(x) + F.gelu(x)",),
+    "pure builtins and math": ("import math\nn = len(x.shape) + max(1, x.dim())\nreturn x * math.sqrt(float(x.size(-1))) * n",),
+    "a branch on metadata": ("if x.dim() == 2 and x.requires_grad:\n    return x * 2\nreturn x * 3",),
+    "a list the body builds": ("outs = []\nfor i in range(3):\n    outs.append(x * i)\nreturn torch.stack(outs).sum(0)",),
+    "a dict the body builds": ("d = {}\nd['a'] = x * 2\nreturn d['a']",),
+    "an item write into a tensor it made": ("y = x.clone()\ny[0] = 1.0\nreturn y",),
+    "an in-place op on a dirty input": ("ctx.mark_dirty(x)\nx.add_(1)\nx[0] = 2.0\nreturn x",),
+    "an in-place write on the incoming gradient": ("return x * 2", "g[g < 0] = 0\nreturn g"),
+    "a same-file helper that is pure torch": ("return helper(x)", "return g * 2", "x", "\ndef helper(t):\n    return torch.tanh(t) * 2\n"),
+    "attribute reads of an argument": ("return x * cfg.scale + cfg.bias", "return g, None", "x, cfg"),
+    "aten ops of a dumped graph": ("return torch.ops.aten.sin.default(x)",),
+    "no_grad and a lambda": ("with torch.no_grad():\n    f = lambda t: t * 2\n    y = f(x)\nreturn y * x",),
+    "raising an error": ("if x.dim() != 1:\n    raise ValueError('1-d only')\nreturn x * 2",),
+    "a ctx attribute that is a float": ("ctx.k = 2.0\nreturn x * 2", "return g * ctx.k"),
+}
+
+
+@pytest.mark.parametrize("body", TRACEABLE_BODIES.values(), ids=TRACEABLE_BODIES.keys())
+def test_traceable(body):
+    assert decide(function(*body)).kind == "traceable"
+
+
+SIDE_EFFECTING = {
+    "append to a module-level list": (("LOG.append('f')\nreturn x * 2",), "forward appends to module-level LOG"),
+    "a counter on a state object": (("return x * 2", "STATE.count += 1\nreturn g"), "backward updates module-level STATE.count"),
+    "a global rebound": (("global COUNT\nCOUNT = 1\nreturn x * 2",), "forward assigns module-level COUNT"),
+    "print": (("print('forward')\nreturn x * 2",), "forward calls print"),
+    "logging": (("logger.info('f')\nreturn x * 2",), "forward calls logger.info, a method of module-level logger"),
+    "warnings": (("warnings.warn('f')\nreturn x * 2",), "forward calls warnings.warn"),
+    "a file": (("open('log.txt', 'a').write('f')\nreturn x * 2",), "forward calls open"),
+    "NVTX ranges": (("torch.cuda.nvtx.range_push('f')\ny = x * 2\ntorch.cuda.nvtx.range_pop()\nreturn y",), "forward calls torch.cuda.nvtx.range_push"),
+    "RNG seeding": (("return x * 2", "torch.manual_seed(0)\nreturn g"), "backward calls torch.manual_seed"),
+    "a collective": (("torch.distributed.all_reduce(x)\nreturn x * 2",), "forward calls torch.distributed.all_reduce"),
+    "a hook on an input": (("x.register_hook(lambda t: t)\nreturn x * 2",), "forward calls x.register_hook()"),
+    "a callable argument": (("return fn(x)", "return g, None", "x, fn"), "forward calls fn, passed in as an argument"),
+    "a callable stored on ctx": (("ctx.fn = fn\nreturn x * 2", "fn = ctx.fn\nreturn fn(g), None", "x, fn"), "backward calls fn, stored on ctx"),
+    "a method of an argument": (("return layer.forward(x)", "return g, None", "x, layer"), "forward calls layer.forward, a method of argument layer"),
+    "append to a list argument": (("acc.append(x)\nreturn x * 2", "return g, None", "x, acc"), "forward appends to argument acc"),
+    "extend a list argument": (("acc += [x]\nreturn x * 2", "return g, None", "x, acc"), "forward extends argument acc"),
+    "an item of an argument": (("cfg['calls'] = 1\nreturn x * 2", "return g, None", "x, cfg"), "forward writes an item of argument cfg"),
+    "an attribute of an argument": (("x.data = x.data * 2\nreturn x * 1",), "forward sets argument x.data"),
+    "a helper with a side effect": (
+        ("return helper(x)", "return g", "x", "\ndef helper(t):\n    LOG.append(t)\n    return t * 2\n"),
+        "forward calls helper, which appends to module-level LOG",
+    ),
+    "a result thrown away": (("acc.add(x)\nreturn x * 2", "return g, None", "x, acc"), "forward adds to argument acc"),
+    "side effects win over opacity": (("y = np.sin(x.numpy())\nLOG.append(1)\nreturn x * 2",), "forward appends to module-level LOG"),
+}
+
+
+@pytest.mark.parametrize("body,reason", SIDE_EFFECTING.values(), ids=SIDE_EFFECTING.keys())
+def test_side_effecting(body, reason):
+    kind = decide(function(*body))
+    assert (kind.kind, kind.reason) == ("side_effecting", reason)
+
+
+OPAQUE = {
+    "numpy": (("return torch.from_numpy(np.sin(x.numpy()))",), "forward calls torch.from_numpy"),
+    "numpy alone": (("return x * np.sum(np.ones(3))",), "forward calls numpy.sum"),
+    "tolist": (("return x * len(x.tolist())",), "forward calls x.tolist()"),
+    "item": (("return x * x.sum().item()",), "forward calls x.sum().item()"),
+    "a kernel launch": (("return kernel[(1,)](x)", "return g", "x", "\nkernel = None\n"), "forward launches kernel kernel[1,]"),
+    "an extension module": (("return ext.forward(x)", "return g", "x", "\nimport fused_ext as ext\n"), "forward calls fused_ext.forward"),
+    "an imported project function": (("return fused(x)", "return g", "x", "\nfrom mypkg.ops import fused\n"), "forward calls mypkg.ops.fused"),
+    "a branch on tensor data": (("if (x > 0).all():\n    return x * 2\nreturn x",), "forward branches on a tensor's value ((x > 0).all())"),
+    "a tensor turned into a number": (("return x * float(x.sum())",), "forward turns a tensor into a Python number (float(x.sum()))"),
+    "a boolean mask": (("return x[x > 0].sum() * x",), "forward indexes with a boolean mask (x[x > 0]), an output shape that depends on data"),
+    "nonzero": (("return x * torch.nonzero(x).numel()",), "forward calls torch.nonzero"),
+    "one-argument where": (("return torch.where(x > 0)[0].float()",), "forward calls torch.where with one argument, an output shape that depends on data"),
+    "a custom operator": (("return torch.ops.mylib.scale(x)",), "forward calls torch.ops.mylib.scale"),
+    "a module-level object": (("return act(x)", "return g", "x", "\nact = torch.nn.Tanh()\n"), "forward calls act"),
+    "another Function": (
+        ("return Other.apply(x)", "return g", "x", "\nclass Other(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n\n    @staticmethod\n    def backward(ctx, g):\n        return g\n"),
+        "forward calls Other.apply",
+    ),
+    "a helper that reads data": (
+        ("return x / peak(x)", "return g", "x", "\ndef peak(t):\n    return max(t.tolist())\n"),
+        "forward calls peak, which calls t.tolist()",
+    ),
+    "a decorated helper": (
+        ("return helper(x)", "return g", "x", "\nimport functools\n\n@functools.lru_cache\ndef helper(t):\n    return t * 2\n"),
+        "forward calls helper, which has the decorator @functools.lru_cache",
+    ),
+    "a global the module changes": (
+        ("return x * SCALE", "return g", "x", "\nSCALE = 1.0\n\ndef set_scale(v):\n    global SCALE\n    SCALE = v\n"),
+        "forward reads module-level SCALE, which the module changes at run time",
+    ),
+    "an unknown builtin": (("return x * eval('2')",), "forward calls eval"),
+}
+
+
+@pytest.mark.parametrize("body,reason", OPAQUE.values(), ids=OPAQUE.keys())
+def test_opaque(body, reason):
+    kind = decide(function(*body))
+    assert (kind.kind, kind.reason) == ("opaque", reason)
+
+
+def test_the_reason_names_the_first_offence_of_the_worst_kind():
+    body = ("y = np.sin(x.numpy())\nz = x.tolist()\nreturn x * 2", "LOG.append(1)\nSTATE.count += 1\nreturn g")
+    kind = decide(function(*body))
+    assert (kind.kind, kind.reason) == ("side_effecting", "backward appends to module-level LOG")
+
+
+def test_a_nested_function_writing_its_enclosing_function():
+    source = HEAD + textwrap.dedent(
+        """
+        def make():
+            calls = 0
+
+            class Fn(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    nonlocal calls
+                    calls += 1
+                    return x * 2
+
+                @staticmethod
+                def backward(ctx, g):
+                    return g
+
+            return Fn.apply
+        """
+    )
+    kind = decide(source)
+    assert (kind.kind, kind.reason) == ("side_effecting", "forward assigns calls of the enclosing function")
+
+
+def test_a_closure_inside_the_body_may_write_the_body_s_own_locals():
+    body = ("total = 0\ndef bump():\n    nonlocal total\n    total += 1\nbump()\nreturn x * total",)
+    assert decide(function(*body)).kind == "traceable"
+
+
+def test_jvp_bodies_are_classified():
+    source = HEAD + textwrap.dedent(
+        """
+        class Fn(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_forward(x)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 3
+
+            @staticmethod
+            def jvp(ctx, t):
+                LOG.append("jvp")
+                return t * 2
+        """
+    )
+    kind = decide(source)
+    assert (kind.kind, kind.reason) == ("side_effecting", "jvp appends to module-level LOG")
+
+
+def test_op_call_bodies_that_leave_torch_are_left_alone():
+    """An op body calling numpy is not straight-line torch code: the call stays the op
+    (INL202), so nothing is classified, and eager and compiled behaviour stay the original's."""
+    source = HEAD + textwrap.dedent(
+        """
+        def scale_fwd(ctx, x):
+            return torch.from_numpy(np.sin(x.numpy())), [x]
+
+
+        def scale_bwd(ctx, g, x):
+            return g * x.cos()
+
+
+        def scaled(x):
+            return torch.ops.higher_order.autograd_function_apply(
+                scale_fwd, scale_bwd, x, args_tensor_mask=[True], non_differentiable_idx=[]
+            )
+        """
+    )
+    result = flatten(source, path="case.py")
+    assert [d.code for d in result.diagnostics] == ["INL202"] and not result.compile_kinds
+
+
+def test_a_dumped_graph_is_traceable():
+    source = (
+        ROOT / "golden" / "hop_two_calls" / "input.py"
+    ).read_text()
+    result = flatten(source, path="dump.py")
+    assert result.compile_kinds and all(kind.traceable for _, kind in result.compile_kinds)
+
+
+def test_unknown_names_are_not_traceable():
+    """What the source cannot pin down (a name bound nowhere in the file) is never traceable."""
+    kind = decide(function("return scale(x)"))
+    assert (kind.kind, kind.reason) == ("opaque", "forward calls scale")
+
+
+# Cases with Functions that are not traceable on purpose: the compile cases themselves, ctx
+# records (fwd builds a Record: runtime state the engine does not prove traceable), kept
+# classes whose bodies call the class's own helpers, replayed wrappers and compiled bodies.
+NOT_TRACEABLE_BY_DESIGN = ("compile_", "record_", "decorator_", "kept_class_")
+NOT_TRACEABLE_CASES = {"ctx_read_in_own_assignment", "refuse_used_as_class"}
+
+
+def test_every_existing_golden_case_is_traceable():
+    """A pure-torch Function emits nothing new: the golden outputs of before stay byte-identical."""
+    from tests.support.golden import case_dirs
+
+    for case in case_dirs():
+        if case.name.startswith(NOT_TRACEABLE_BY_DESIGN) or case.name in NOT_TRACEABLE_CASES:
+            continue
+        result = flatten((case / "input.py").read_text(), path="input.py")
+        assert all(kind.traceable for _, kind in result.compile_kinds), case.name
+        assert "compile_kind" not in (case / "output.py").read_text(), case.name
+
+
+def test_a_reason_with_quotes_is_emitted_as_a_valid_string():
+    body = ('print("say \\"hi\\"")\nreturn x * 2',)
+    source = function(*body)
+    result = flatten(source, path="case.py")
+    assert emitted(result.source)["compile_reason"] == "forward calls print"
+    body = ('return x * kernels["a\\\\b"][(1,)](x)', "return g", "x", "\nkernels = {}\n")
+    result = flatten(function(*body), path="case.py")
+    reason = emitted(result.source)["compile_reason"]
+    assert reason == dict(result.compile_kinds)["Fn"].reason and "a\\\\b" in reason
+
+
+# -- a ctx record handed to a module-level helper --------------------------------------------
+
+_SAVES = """
+def save(c, *tensors):
+    c.save_for_backward(*tensors)
+    c.n = len(tensors)
+    setattr(c, "tag", "mul")
+"""
+
+
+def test_a_helper_filling_the_record_in_forward_is_traceable():
+    """What the helper does to the record is what the original's helper did to ctx: state forward made."""
+    body = ("save(ctx, x)\nreturn x * 2", "(x,) = ctx.saved_tensors\nreturn g * x * ctx.n", "x", _SAVES)
+    kind = decide(function(*body))
+    assert kind.traceable, kind.reason
+
+
+@pytest.mark.parametrize(
+    ("forward", "backward", "extra", "reason"),
+    [
+        # backward writes the record through the helper: an effect a traced call would run once
+        ("save(ctx, x)\nreturn x * 2", "bump(ctx)\nreturn g", _SAVES + "\ndef bump(c):\n    c.n += 1\n", "backward calls bump, which updates argument c.n"),
+        # the helper also writes module-level state
+        ("save(ctx, x)\nreturn x * 2", "return g", _SAVES.replace("c.n = len", "STATE.count = c.n = len"), "forward calls save, which sets module-level STATE.count"),
+    ],
+)
+def test_a_helper_handed_the_record_otherwise_is_side_effecting(forward, backward, extra, reason):
+    kind = decide(function(forward, backward, "x", extra))
+    assert (kind.kind, kind.reason) == ("side_effecting", reason)

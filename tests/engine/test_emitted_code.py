@@ -1,0 +1,176 @@
+"""What the emitted functions look like where tidiness and equivalence meet: residual
+slots merged only where one value reaches each reader once, ctx attributes nothing reads,
+comments of deleted ctx lines. Every case is also run against its original."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.harness import assert_same, load_module, run_all
+from inliner import flatten
+
+
+def _flat(source: str) -> str:
+    result = flatten(source, path="m.py")
+    assert result.refused == (), result.diagnostics
+    return result.source
+
+
+def _behaves_the_same(source: str, rewritten: str, label: str) -> None:
+    assert_same(run_all(load_module(source, f"{label}_original")), run_all(load_module(rewritten, f"{label}_rewritten")), label)
+
+
+SHARED_ATTRIBUTE = '''
+import torch
+import torch.autograd.forward_ad as fwAD
+
+
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.a = k
+        ctx.b = k
+        return x * k
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.a * 3, None
+
+    @staticmethod
+    def jvp(ctx, t, t_k):
+        return t * ctx.b * 7
+
+
+def scenario_backward():
+    x = torch.randn(3, requires_grad=True)
+    return [x], Mul.apply(x, 2.0)
+
+
+def scenario_forward_ad():
+    with fwAD.dual_level():
+        out = Mul.apply(fwAD.make_dual(torch.randn(3), torch.randn(3)), 2.0)
+        return [], fwAD.unpack_dual(out).tangent.clone()
+'''
+
+
+def test_one_value_two_plain_readers_is_one_slot():
+    rewritten = _flat(SHARED_ATTRIBUTE)
+    assert "return x * k, (k,)" in rewritten
+    assert "(a,) = residuals" in rewritten and "(b,) = residuals" in rewritten
+    _behaves_the_same(SHARED_ATTRIBUTE, rewritten, "shared_attribute")
+
+
+NOT_MERGED = {
+    "saved-twice": (
+        "ctx.save_for_backward(x, x)",
+        "a, b = ctx.saved_tensors\n        return g * a * 3 + g * b * 5 + (a is b) * 7",
+        "(x, x)",
+    ),
+    "saved-and-plain": (
+        "ctx.save_for_backward(x)\n        ctx.x = x",
+        "(a,) = ctx.saved_tensors\n        return g * a * 3 + g * ctx.x * 5",
+        "(x, x)",
+    ),
+    "one-reader-reads-both": (
+        "ctx.a = x\n        ctx.b = x",
+        "return g * ctx.a * 3 + g * ctx.b * 5",
+        "(x, x)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NOT_MERGED))
+def test_slots_that_stay_apart(case):
+    forward, backward, residuals = NOT_MERGED[case]
+    source = f'''
+import torch
+
+
+class Twice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        {forward}
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        {backward}
+
+
+def scenario_backward():
+    x = torch.randn(3, requires_grad=True)
+    return [x], Twice.apply(x * 1)
+'''
+    rewritten = _flat(source)
+    assert f"return x * 2, {residuals}" in rewritten
+    _behaves_the_same(source, rewritten, case.replace("-", "_"))
+
+
+DEAD_ATTRIBUTES = '''
+import torch
+
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k, flags):
+        ctx.k = k
+        ctx.flag = True
+        ctx.first = flags[0]
+        ctx.a, ctx.b = k, 3
+        ctx.c, ctx.d = k, x.sum()
+        ctx.kept = k
+        return x * k
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.kept * ctx.d * 3, None, None
+
+
+def scenario_backward():
+    x = torch.randn(3, requires_grad=True)
+    return [x], Scale.apply(x, 2.0, [True])
+
+
+def scenario_bad_flags():
+    x = torch.randn(3, requires_grad=True)
+    return [x], Scale.apply(x, 2.0, [])
+'''
+
+
+def test_attributes_nothing_reads_leave_no_local_but_keep_what_they_evaluate():
+    rewritten = _flat(DEAD_ATTRIBUTES)
+    forward = rewritten[rewritten.index("def scale_fwd") : rewritten.index("def scale_bwd")]
+    assert "flag =" not in forward and "True" not in forward and "ctx" not in forward and " a = " not in forward
+    assert "    flags[0]\n" in forward  # it raises IndexError for an empty list, as the original did
+    assert "    d = x.sum()\n" in forward
+    _behaves_the_same(DEAD_ATTRIBUTES, rewritten, "dead_attributes")
+
+
+COMMENTED = '''
+import torch
+
+
+class Commented(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        # About what follows.
+
+        # saving x for backward
+        ctx.save_for_backward(x)  # x only
+        ctx.k = k; y = x * k  # on a kept line
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        # unpack
+        (x,) = ctx.saved_tensors  # one tensor
+        return g * x * ctx.k * 3, None
+'''
+
+
+def test_comments_of_deleted_ctx_lines_go_with_them():
+    rewritten = _flat(COMMENTED)
+    assert "saving x" not in rewritten and "x only" not in rewritten
+    assert "    # About what follows.\n" in rewritten
+    assert "y = x * k  # on a kept line\n" in rewritten
+    assert "    # unpack\n    x, k = residuals  # one tensor\n" in rewritten

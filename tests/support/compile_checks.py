@@ -1,0 +1,182 @@
+"""torch.compile checks that look past the first call: outputs, custom gradients and Python
+side effects over three calls, and what ``fullgraph=True`` says.
+
+Shared by tests/support/tracer_cases.py (the ``compile_*`` rows of the tracer matrix, over the
+golden cases) and tests/runtime/test_compile_kinds.py (hand-written Functions whose bodies have
+side effects, leave torch, or take objects). Each check takes plain callables:
+
+- ``fn(*tensors)``: the traced body, calling the Function under test;
+- ``make_inputs()``: fresh, seeded inputs (those with ``requires_grad`` are differentiated);
+- ``log``: the list the bodies append their side effects to, or None.
+
+A check never raises for a tracer failure; it returns a :class:`Result`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+CALLS = 3
+
+
+@dataclass
+class Result:
+    ok: bool
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = re.sub(r"\s+", " ", text)
+    return f"{type(exc).__name__}: {text[:300]}"
+
+
+def flat_tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in flat_tensors(v)]
+    return []
+
+
+def _loss(outputs: Any) -> torch.Tensor | None:
+    """A fixed, output-weighted loss (weights differ per output so a swapped gradient shows)."""
+    floats = [t for t in flat_tensors(outputs) if t.is_floating_point() and t.requires_grad]
+    if not floats:
+        return None
+    return sum(((t * (k + 1.5)).sum() for k, t in enumerate(floats)), torch.zeros(()))
+
+
+def call_and_differentiate(fn: Callable, inputs: tuple) -> tuple[list, list]:
+    """(detached tensor outputs, gradients of the inputs that require grad, None where unused)."""
+    outputs = fn(*inputs)
+    leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
+    loss = _loss(outputs)
+    grads: list = [None] * len(leaves)
+    if loss is not None and leaves:
+        grads = list(torch.autograd.grad(loss, leaves, allow_unused=True))
+    return [t.detach() for t in flat_tensors(outputs)], [None if g is None else g.detach() for g in grads]
+
+
+def same(a: list, b: list, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x is None or y is None:
+            if x is not y:
+                return False
+        elif x.shape != y.shape or x.dtype != y.dtype or not torch.allclose(x, y, rtol=rtol, atol=atol, equal_nan=True):
+            return False
+    return True
+
+
+def log_snapshot(log: list | None) -> list | None:
+    """What a log holds, comparable across runs (tensors by value)."""
+    if log is None:
+        return None
+    return [v.detach().clone() if isinstance(v, torch.Tensor) else v for v in log]
+
+
+def same_log(a: list | None, b: list | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+            if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and torch.equal(x, y)):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def eager_calls(fn: Callable, make_inputs: Callable, log: list | None) -> tuple[list, list | None]:
+    """``CALLS`` eager calls: per call (outputs, gradients), then the log they left."""
+    if log is not None:
+        log.clear()
+    results = [call_and_differentiate(fn, make_inputs()) for _ in range(CALLS)]
+    snapshot = log_snapshot(log)
+    if log is not None:
+        log.clear()
+    return results, snapshot
+
+
+def compiled_calls(
+    fn: Callable,
+    make_inputs: Callable,
+    backend: str,
+    expected: list,
+    log: list | None = None,
+    expected_log: list | None = None,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+) -> Result:
+    """``CALLS`` calls of ``torch.compile(fn, backend=backend)``: each call's outputs and
+    gradients must equal ``expected`` (per call, from :func:`eager_calls`), and the log
+    after the last call ``expected_log``."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    if log is not None:
+        log.clear()
+    try:
+        compiled = torch.compile(fn, backend=backend)
+        for k in range(CALLS):
+            outputs, grads = call_and_differentiate(compiled, make_inputs())
+            want_outputs, want_grads = expected[k]
+            if not same(outputs, want_outputs, rtol, atol):
+                return Result(False, f"call {k + 1}: outputs differ from eager")
+            if not same(grads, want_grads, rtol, atol):
+                return Result(False, f"call {k + 1}: gradients differ from eager", {"grads": grads})
+    except Exception as exc:
+        return Result(False, short(exc), {"error": str(exc)})
+    finally:
+        torch._dynamo.reset()
+    got_log = log_snapshot(log)
+    if log is not None:
+        log.clear()
+    if not same_log(got_log, expected_log):
+        return Result(False, f"side-effect log after {CALLS} calls differs from eager: {_brief(got_log)} != {_brief(expected_log)}")
+    return Result(True, details={"log": got_log})
+
+
+def fullgraph(fn: Callable, make_inputs: Callable, expected: tuple, backend: str = "aot_eager", **tol: float) -> Result:
+    """``torch.compile(fn, fullgraph=True)``: one call, outputs and gradients equal ``expected``.
+    A failure keeps dynamo's whole message in ``details["error"]``."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    try:
+        outputs, grads = call_and_differentiate(torch.compile(fn, backend=backend, fullgraph=True), make_inputs())
+    except Exception as exc:
+        return Result(False, short(exc), {"error": str(exc)})
+    finally:
+        torch._dynamo.reset()
+    if not same(outputs, expected[0], **tol):
+        return Result(False, "outputs differ from eager")
+    if not same(grads, expected[1], **tol):
+        return Result(False, "gradients differ from eager")
+    return Result(True)
+
+
+def _brief(log: list | None) -> str:
+    if log is None:
+        return "None"
+    items = [f"tensor{tuple(v.shape)}" if isinstance(v, torch.Tensor) else repr(v) for v in log]
+    text = ", ".join(items)
+    return f"[{text[:120]}{'…' if len(text) > 120 else ''}]"
+
+
+def island_message_ok(error: str, name: str) -> bool:
+    """Whether a fullgraph error about the flat callable ``name`` says what to know: that
+    inliner made it an eager island (naming it), why, and how to override (or which
+    argument type no mechanism carries)."""
+    return f"inliner: {name} runs eagerly" in error and (
+        "# inliner: compile=traceable" in error or "no mechanism carries" in error
+    )

@@ -927,7 +927,7 @@ def _call_edits(call: ast.Call, flat_name: str, text: SourceText) -> list[tuple[
         return [(start, end, f"{flat_name}()")]
     found = _argument_spans(text.source, text.offset(call.func.end_lineno, call.func.end_col_offset), end)
     if found is None or len(found[0]) != len(call.args) + len(call.keywords):
-        raise Refuse(Code.OP_CALL_SHAPE, "autograd_function_apply call whose arguments cannot be located in the text", None)
+        raise Refuse(Code.OP_CALL_SHAPE, "its arguments cannot be located in the text", None)
     spans, commas = found
     head_end = spans[2][0]
     last_operand = spans[len(call.args) - 1][1]
@@ -1248,8 +1248,6 @@ def _pragma_diagnostics(candidate: _Candidate, compiling: CompileContext, path: 
 
 
 def _message(label: str, reason: str) -> str:
-    if reason.startswith("class ") or reason.startswith("autograd_function_apply"):
-        return f"{reason}; left untouched"
     return f"{label}: {reason}; left untouched"
 
 

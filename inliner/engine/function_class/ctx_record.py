@@ -138,7 +138,7 @@ class _CtxChecker(cst.CSTVisitor):
 
     def _refuse(self, code: Code, reason: str, node: cst.CSTNode) -> None:
         where = f" (in `{self.func.name.value}`, which {self.cls} hands `{self.ctx}` to)" if self.call_site else ""
-        raise Refuse(code, f"class {self.cls}: {reason}{where}", self.call_site or node)
+        raise Refuse(code, f"{reason}{where}", self.call_site or node)
 
     def _name(self, node: cst.Name, parents: list[cst.CSTNode]) -> None:
         parent = parents[-1] if parents else None
@@ -295,9 +295,9 @@ class _Context:
             return
         self.checked.add(key)
         if len(self.checked) > 32:
-            raise Refuse(Code.CTX_ESCAPES, f"class {self.cls}: ctx is handed through too many helpers to check", call_site)
+            raise Refuse(Code.CTX_ESCAPES, "ctx is handed through too many helpers to check", call_site)
         if analyse(helper, None).has_yield:
-            raise Refuse(Code.CTX_ESCAPES, f"class {self.cls}: `{helper.name.value}` (given ctx) is a generator", call_site)
+            raise Refuse(Code.CTX_ESCAPES, f"`{helper.name.value}` (given ctx) is a generator", call_site)
         check_ctx_uses(helper, param, role, self, call_site=call_site)
 
 
@@ -352,10 +352,10 @@ class RecordLowering:
         func = self.forward
         facts = analyse(func, None)
         if facts.has_yield:
-            raise Refuse(Code.CLASS_SHAPE, f"class {self.name}: forward is a generator or coroutine", func)
+            raise Refuse(Code.CLASS_SHAPE, "forward is a generator or coroutine", func)
         params = _params_without_first(func.params)
         if needs_input_grad and "needs_input_grad" in _param_names(params):
-            raise Refuse(Code.CTX_UNSUPPORTED, f"class {self.name}: forward reads `{ctx}.needs_input_grad` and has a parameter of that name", func)
+            raise Refuse(Code.CTX_UNSUPPORTED, f"forward reads `{ctx}.needs_input_grad` and has a parameter of that name", func)
         state = fresh("state", names_in(func))
         residuals = cst.Tuple([cst.Element(cst.Name(state))])
         returns = {id(ret) for ret, _ in facts.returns}
@@ -387,7 +387,7 @@ class RecordLowering:
 def _reader(func: cst.FunctionDef, new_name: str, ctx: str, cls: str) -> cst.FunctionDef:
     """backward (or jvp) ``(ctx, *grads)`` -> ``(residuals, *grads)`` opening ``(state,) = residuals``."""
     if analyse(func, None).has_yield:
-        raise Refuse(Code.CLASS_SHAPE, f"class {cls}: {func.name.value} is a generator or coroutine", func)
+        raise Refuse(Code.CLASS_SHAPE, f"{func.name.value} is a generator or coroutine", func)
     taken = names_in(func)
     state = fresh("state", set(taken))
     residuals_name = fresh("residuals", taken | {state})
@@ -432,7 +432,7 @@ def _with_record(ret: cst.Return, residuals: cst.Tuple) -> cst.Return:
 def _first_param(func: cst.FunctionDef, cls: str) -> str:
     params = func.params.posonly_params or func.params.params
     if not params:
-        raise Refuse(Code.SIGNATURE, f"class {cls}: `{func.name.value}` takes no ctx parameter", func)
+        raise Refuse(Code.SIGNATURE, f"`{func.name.value}` takes no ctx parameter", func)
     return params[0].name.value
 
 

@@ -94,20 +94,20 @@ class DecoratorReader:
         if not static:
             raise Refuse(
                 Code.CLASS_SHAPE,
-                f"class {self.cls_name}: `{member}` is not a @staticmethod (legacy or classmethod Functions are not flattened)",
+                f"`{member}` is not a @staticmethod (legacy or classmethod Functions are not flattened)",
                 func,
             )
         if static != [0]:
             raise Refuse(
                 Code.DECORATOR,
-                f"class {self.cls_name}: a decorator above @staticmethod on `{member}` wraps the staticmethod object",
+                f"a decorator above @staticmethod on `{member}` wraps the staticmethod object",
                 decorators[0],
             )
         for decorator in decorators[1:]:
             if not replayable:
                 raise Refuse(
                     Code.DECORATOR,
-                    f"class {self.cls_name}: decorator on `{member}` is not replayed (only forward/backward decorators are)",
+                    f"decorator on `{member}` is not replayed (only forward/backward decorators are)",
                     decorator,
                 )
             self._check_names(decorator.decorator, member)
@@ -125,7 +125,7 @@ class DecoratorReader:
             if name in CLASS_SCOPE_NAMES:
                 raise Refuse(
                     Code.DECORATOR,
-                    f"class {self.cls_name}: the decorator on `{member}` reads `{name}`, a name of the class body",
+                    f"the decorator on `{member}` reads `{name}`, a name of the class body",
                     expr,
                 )
 
@@ -216,7 +216,7 @@ def check_ctx_reads(cls_name: str, uses: Iterable[DecoratorUse], attributes: set
             if name is not None and (name in attributes or name in {"getattr", "hasattr", "vars", "__dict__"}):
                 raise Refuse(
                     Code.DECORATOR,
-                    f"class {cls_name}: decorator on `{use.member}` may read `{name}` of ctx, which the flat form keeps as a residual",
+                    f"decorator on `{use.member}` may read `{name}` of ctx, which the flat form keeps as a residual",
                     use.expr,
                 )
 
@@ -244,7 +244,7 @@ def check_evaluation_order(
         first = uses[decorated[0]][0].expr
         raise Refuse(
             Code.DECORATOR,
-            f"class {cls_name}: backward's decorators run before forward's in the class body; the flat binding would swap them",
+            "backward's decorators run before forward's in the class body; the flat binding would swap them",
             first,
         )
     for member in decorated:
@@ -256,7 +256,7 @@ def check_evaluation_order(
                 code = cst.Module([]).code_for_node(effectful)
                 raise Refuse(
                     Code.DECORATOR,
-                    f"class {cls_name}: the flat form would evaluate `{code}` and the decorator arguments of `{member}` in the other order",
+                    f"the flat form would evaluate `{code}` and the decorator arguments of `{member}` in the other order",
                     effectful,
                 )
 

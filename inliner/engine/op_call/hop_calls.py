@@ -66,15 +66,15 @@ def resolve(site: HopCall, tree: ast.Module, index: ScopeIndex, text: SourceText
     """Fill in flags and bodies, or raise Refuse."""
     call = site.call
     if len(call.args) < 2 or any(isinstance(a, ast.Starred) for a in call.args):
-        raise Refuse(Code.OP_CALL_SHAPE, "autograd_function_apply call without literal fwd/bwd and operands", None)
+        raise Refuse(Code.OP_CALL_SHAPE, "fwd/bwd and the operands are not literal arguments", None)
     values = {}
     for keyword in call.keywords:
         if keyword.arg not in KNOWN_FLAGS:
-            raise Refuse(Code.OP_CALL_SHAPE, f"autograd_function_apply call passes an unknown keyword `{keyword.arg}`", None)
+            raise Refuse(Code.OP_CALL_SHAPE, f"an unknown keyword `{keyword.arg}` is passed", None)
         try:
             values[keyword.arg] = tuple(ast.literal_eval(keyword.value))
         except (ValueError, TypeError, SyntaxError):
-            raise Refuse(Code.OP_CALL_SHAPE, f"autograd_function_apply call: `{keyword.arg}` is not a literal list", None) from None
+            raise Refuse(Code.OP_CALL_SHAPE, f"`{keyword.arg}` is not a literal list", None) from None
     site.flags = HopFlags(
         non_differentiable_idx=values.get("non_differentiable_idx", ()),
         saved_for_backward_idx=values.get("saved_for_backward_idx"),

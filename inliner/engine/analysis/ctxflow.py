@@ -41,6 +41,24 @@ class BodyFacts:
     has_yield: bool = False
 
 
+def _in_written_part(node: cst.CSTNode, parents: list[cst.CSTNode]) -> bool:
+    """Is ``node`` inside what its statement stores into or deletes (an assignment, ``del``,
+    ``for`` or ``with ... as`` target), rather than in what it reads (``x += ctx.a``,
+    ``for v in ctx.items:``, ``with device(ctx.index):``)?"""
+    child = node
+    for p in reversed(parents):
+        if isinstance(p, (cst.AssignTarget, cst.Del)):
+            return True
+        if isinstance(p, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            return child is p.target
+        if isinstance(p, cst.WithItem):
+            return child is p.asname
+        if isinstance(p, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return False
+        child = p
+    return False
+
+
 def is_binding(node: cst.Name, parents: list[cst.CSTNode]) -> bool:
     """Is this ``Name`` bound (stored, deleted, declared) rather than read?"""
     parent = parents[-1] if parents else None
@@ -177,13 +195,10 @@ class _Walker(cst.CSTVisitor):
                 self._check_simple_set(assign, attr)
                 self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter, self._in_loop()))
                 return
-        for p in reversed(parents):
-            if isinstance(p, (cst.AugAssign, cst.AnnAssign, cst.Del, cst.For, cst.WithItem, cst.AssignTarget)):
-                if self.role == "backward":
-                    raise Refuse(Code.BACKWARD_WRITES_CTX, f"backward writes `{self.ctx}.{name}`", attr)
-                raise Refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}.{name}` is written in a form the engine cannot follow", attr)
-            if isinstance(p, cst.BaseSmallStatement) or isinstance(p, cst.BaseCompoundStatement):
-                break
+        if _in_written_part(attr, parents):
+            if self.role == "backward":
+                raise Refuse(Code.BACKWARD_WRITES_CTX, f"backward writes `{self.ctx}.{name}`", attr)
+            raise Refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}.{name}` is written in a form the engine cannot follow", attr)
         self.facts.ctx_uses.append(CtxUse("read", name, attr, None, False, self.counter, self._in_loop()))
 
     def _check_simple_set(self, assign: cst.CSTNode, attr: cst.Attribute) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import inliner
 
 PACKAGE = Path(inliner.__file__).resolve().parent
+ROOT = PACKAGE.parent
 
 
 def _module_name(path: Path) -> str:
@@ -119,3 +120,21 @@ def test_tests_reach_their_helpers_as_a_package():
     )
     assert inserts == []
     assert (tests / "__init__.py").exists() and (tests / "support" / "__init__.py").exists()
+
+
+def test_the_readme_layout_table_names_every_module():
+    """A module is in the table by its path, or by its file name in the row of its folder."""
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    missing = []
+    for path in sorted((ROOT / "inliner").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        folder = rel.rsplit("/", 1)[0] + "/"
+        by_folder = [row for row in rows if f"`{folder}" in row.split(" | ")[0] or f"`{folder}`" in row]
+        if f"`{rel}`" in table or any(f"`{path.name}`" in row or path.name in row for row in by_folder):
+            continue
+        if path.name in ("__init__.py", "__main__.py") and by_folder:
+            continue
+        missing.append(rel)
+    assert not missing, f"add these to the README's layout table: {missing}"

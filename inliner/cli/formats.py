@@ -17,7 +17,8 @@ from typing import Iterable, Sequence
 from urllib.parse import quote
 
 from inliner import __version__
-from inliner.engine.diagnostics import CODES, Diagnostic
+from inliner.engine.codes import Code
+from inliner.engine.diagnostics import Diagnostic
 
 FORMATS = ("text", "json", "github", "sarif")
 
@@ -34,7 +35,7 @@ def severity(d: Diagnostic) -> str:
 
 def fixable(d: Diagnostic) -> bool:
     """True when inliner itself rewrites what the diagnostic is about (INL001: it can be flattened)."""
-    return d.code == "INL001"
+    return d.code == Code.FLATTENED
 
 
 def end(d: Diagnostic) -> tuple[int, int]:
@@ -102,18 +103,18 @@ def github_annotation(d: Diagnostic) -> str:
 
 
 def _rule_level(code: str) -> str:
-    return "error" if code == "INL000" else "note" if code == "INL001" else "warning"
+    return "error" if code == Code.PARSE_ERROR else "note" if code == Code.FLATTENED else "warning"
 
 
 def sarif_rules() -> list[dict[str, object]]:
     """One reportingDescriptor per INL code, in code order (a result's ruleIndex points here)."""
     return [
         {
-            "id": code,
-            "shortDescription": {"text": summary},
+            "id": code.value,
+            "shortDescription": {"text": code.summary},
             "defaultConfiguration": {"level": _rule_level(code)},
         }
-        for code, summary in sorted(CODES.items())
+        for code in sorted(Code, key=lambda c: c.value)
     ]
 
 
@@ -202,7 +203,7 @@ def statistics(diagnostics: Iterable[Diagnostic]) -> list[dict[str, object]]:
     """Counts per code, most frequent first (then by code), as ruff's ``--statistics``."""
     counts = Counter(d.code for d in diagnostics)
     return [
-        {"code": code, "summary": CODES.get(code, ""), "count": count, "fixable": code == "INL001"}
+        {"code": str(code), "summary": Code(code).summary, "count": count, "fixable": code == Code.FLATTENED}
         for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     ]
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from inliner.engine.analysis.compile_overrides import CompileOverrides
-from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
+from inliner.engine.codes import Code
+from inliner.engine.diagnostics import Diagnostic, Severity, internal_error
 from inliner.engine.incremental import Cancelled, FlattenCache
 from inliner.engine.result import FlattenResult, Selection, Target, TextEdit
 
@@ -70,5 +71,5 @@ def flatten(
     except Exception as exc:  # an engine bug: the file is left as it is, and says why
         what = internal_error(exc)
         message = f"internal error ({what}); please report this as an inliner bug; the file is left untouched"
-        diagnostic = Diagnostic(path, 1, 1, INTERNAL_ERROR, message, Severity.ERROR)
+        diagnostic = Diagnostic(path, 1, 1, Code.INTERNAL_ERROR, message, Severity.ERROR)
         return FlattenResult(source, (diagnostic,), error=f"internal error: {what}; please report this as an inliner bug")

@@ -10,6 +10,8 @@ import traceback
 from dataclasses import dataclass
 from enum import Enum
 
+from inliner.engine.codes import Code
+
 
 class Severity(str, Enum):
     ERROR = "error"  # the file could not be processed at all
@@ -22,7 +24,7 @@ class Diagnostic:
     path: str
     line: int  # 1-based
     column: int  # 1-based, like black/ruff/pyflakes output
-    code: str
+    code: Code
     message: str
     severity: Severity = Severity.WARNING
     #: the class (or op call) the diagnostic is about, when there is one
@@ -59,42 +61,6 @@ class Diagnostic:
             if (end_line, end_column) > (line, column):
                 return {"end_line": end_line, "end_column": end_column}
         return {}
-
-
-# Every code the engine emits, with a one-line summary; README documents each.
-CODES: dict[str, str] = {
-    "INL000": "the file could not be parsed",
-    "INL001": "flattened (informational)",
-    "INL002": "internal error in inliner, please report it (the class, call or file is left untouched)",
-    "INL003": "internal error: the rewrite failed a safety invariant (please report it)",
-    "INL100": "ctx is used in a way no rewrite can stand in for",
-    "INL101": "an attribute torch itself uses is assigned on ctx",
-    "INL102": "ctx is stored elsewhere, or handed to code the engine cannot read",
-    # INL103, INL104, INL107, INL108, INL111: the named lowering's reasons for falling back to
-    # a ctx record; no longer reported (the INL001 message names them), kept so codes stay stable
-    "INL103": "a ctx attribute is not set on every path that returns (no longer reported: ctx record)",
-    "INL104": "backward writes to ctx (no longer reported: ctx record)",
-    "INL105": "the class shape is not supported (legacy, a member torch reads, super() in a body)",
-    "INL106": "a decorator that cannot be replayed exactly",
-    "INL107": "mark_dirty / mark_non_differentiable arguments cannot be matched (no longer reported: ctx record)",
-    "INL108": "set_materialize_grads is called conditionally (no longer reported: ctx record)",
-    "INL109": "the forward signature is not supported",
-    "INL110": "setup_context computes values (flattening could change torch.func higher-order grads)",
-    "INL111": "save_for_forward is called conditionally or twice (no longer reported: ctx record)",
-    "INL112": "the class is used in a way only a torch.autograd.Function answers",
-    "INL200": "autograd_function_apply call whose bodies cannot be found statically",
-    "INL201": "autograd_function_apply call in a shape the engine cannot follow",
-    "INL202": "an autograd_function_apply body that is not straight-line torch code",
-    "INL203": "an autograd_function_apply body switches grad mode other than by dynamo's bracket",
-    "INL300": "a `# inliner:` pragma is not understood (it is ignored)",
-}
-
-#: The code of an engine bug: what it was working on is left untouched, the rest still flattened.
-INTERNAL_ERROR = "INL002"
-#: A rewrite that failed a safety invariant (inliner/engine/invariants.py): a lowering bug caught before writing.
-INVARIANT_VIOLATION = "INL003"
-#: Both mean "please report": a surface logs them, a test fails on them.
-INTERNAL_CODES = frozenset({INTERNAL_ERROR, INVARIANT_VIOLATION})
 
 
 def internal_error(exc: BaseException) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from inliner.engine.diagnostics import INVARIANT_VIOLATION as INVARIANT_CODE
+from inliner.engine.codes import Code
 from inliner.engine.model import CustomVJP, Refuse
 
 _BUILTINS = frozenset(dir(builtins))
@@ -84,7 +84,7 @@ def check_no_new_names(
         if bad:
             names = ", ".join(f"`{n}`" for n in bad)
             raise Refuse(
-                INVARIANT_CODE,
+                Code.INVARIANT_VIOLATION,
                 f"internal error: the rewrite of `{function.name.value}` would read {names}, "
                 "which nothing defines there (please report this as an inliner bug)",
                 None,

@@ -13,6 +13,7 @@ from typing import Any
 
 import libcst as cst
 
+from inliner.engine.codes import Code
 
 @dataclass
 class VJPSpec:
@@ -79,7 +80,7 @@ class CustomVJP:
 class Refusal:
     """Why a candidate was left untouched; ``node`` locates the diagnostic."""
 
-    code: str
+    code: Code
     reason: str
     node: cst.CSTNode | None  # None: the caller knows the position
 
@@ -87,6 +88,6 @@ class Refusal:
 class Refuse(Exception):
     """Raised inside a lowering to abandon the candidate with a diagnostic."""
 
-    def __init__(self, code: str, reason: str, node: cst.CSTNode | None) -> None:
+    def __init__(self, code: Code, reason: str, node: cst.CSTNode | None) -> None:
         super().__init__(reason)
         self.refusal = Refusal(code, reason, node)

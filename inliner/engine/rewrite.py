@@ -31,9 +31,9 @@ import libcst as cst
 
 from inliner.engine.analysis.compile_context import CompileContext, bodies_of
 from inliner.engine.analysis.compile_kind import CALL_RESIDUALS, CLASS_RESIDUALS, CompileKind, names_mutated_in
-from inliner.engine.analysis.compile_overrides import PRAGMA_CODE, CompileOverrides
+from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
-from inliner.engine.diagnostics import INTERNAL_ERROR, Diagnostic, Severity, internal_error
+from inliner.engine.diagnostics import Diagnostic, Severity, internal_error
 from inliner.engine.emit import emit
 from inliner.engine.imports import import_edits
 from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_uses
@@ -50,6 +50,7 @@ from inliner.engine.op_call.hop_calls import HopCall, annotate_parents, find_cal
 from inliner.engine.op_call.lower_hop import lower_hop
 from inliner.engine.result import FlattenResult, Selection, Target
 from inliner.engine.source import Block, SourceText, parse_block
+from inliner.engine.codes import Code
 
 FUNCTION_BASES = frozenset(
     {
@@ -190,7 +191,7 @@ def rewrite_module(
         if candidate.outcome is None:  # a subclass of a class left as it is
             base = candidate.base
             assert base is not None
-            candidate.outcome = Refusal("INL112", f"its base {base.name} stays a torch.autograd.Function", None)
+            candidate.outcome = Refusal(Code.USED_AS_FUNCTION, f"its base {base.name} stays a torch.autograd.Function", None)
     own = [_diagnostic(c, path) for c in candidates]
     diagnostics = tuple(d for c, mine in zip(candidates, own) for d in (mine, *_pragma_diagnostics(c, compiling, path)))
     flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
@@ -242,7 +243,7 @@ def _read_module(source: str, path: str) -> _Module | FlattenResult:
         line = getattr(exc, "lineno", None) or 1
         column = getattr(exc, "offset", None) or 1
         message = getattr(exc, "msg", None) or str(exc)
-        diagnostic = Diagnostic(path, line, column, "INL000", f"cannot parse: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column))
+        diagnostic = Diagnostic(path, line, column, Code.PARSE_ERROR, f"cannot parse: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column))
         return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
 
     classes = [n for n in _statements(tree) if isinstance(n, ast.ClassDef) and n.bases]
@@ -255,7 +256,7 @@ def _read_module(source: str, path: str) -> _Module | FlattenResult:
             line = getattr(exc, "lineno", None) or 1
             message = getattr(exc, "msg", None) or str(exc)
             column = Diagnostic.utf8_column(source, line, getattr(exc, "offset", None) or 1)  # AST columns are bytes
-            diagnostic = Diagnostic(path, line, column, "INL000", f"cannot compile: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column, utf8_of=source))
+            diagnostic = Diagnostic(path, line, column, Code.PARSE_ERROR, f"cannot compile: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column, utf8_of=source))
             return FlattenResult(source, (diagnostic,), error=f"cannot compile: {message} (line {line})")
     hop_names = frozenset({HOP_LEAF} | {a or b for a, b in _HOP_ALIASES.findall(source)}) if HOP_LEAF in source else frozenset()
     if not classes and not hop_names:
@@ -312,9 +313,9 @@ def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: Sour
         line, col = text.class_name_position(cls)
         candidate = _Candidate("class", cls.name, first_line, cls.end_lineno, (line, col, col + len(cls.name)), cls)
         if any(names & FUNCTION_BASES and names - FUNCTION_BASES for names in base_names):
-            candidate.outcome = Refusal("INL105", "its base may also name something other than torch.autograd.Function", None)
+            candidate.outcome = Refusal(Code.CLASS_SHAPE, "its base may also name something other than torch.autograd.Function", None)
         elif outer.is_class:
-            candidate.outcome = Refusal("INL105", "it is defined inside another class body", None)
+            candidate.outcome = Refusal(Code.CLASS_SHAPE, "it is defined inside another class body", None)
         out.append(candidate)
     return out
 
@@ -405,7 +406,7 @@ def _flatten_family(
         if isinstance(member.outcome, Refusal):
             for other in family:
                 if other is not member:
-                    other.outcome = Refusal("INL112", _family_reason(other, member), None)
+                    other.outcome = Refusal(Code.USED_AS_FUNCTION, _family_reason(other, member), None)
                     other.refusal_position = None
             return []
     return edits
@@ -729,9 +730,9 @@ def _refuse_calls_inside_classes(candidates: list[_Candidate]) -> None:
         if holder is None:
             continue
         if holder.outcome is None:
-            holder.outcome = Refusal("INL105", "its body calls autograd_function_apply (a Function and an op call inside it are not rewritten together)", None)
+            holder.outcome = Refusal(Code.CLASS_SHAPE, "its body calls autograd_function_apply (a Function and an op call inside it are not rewritten together)", None)
         if call.outcome is None:
-            call.outcome = Refusal("INL201", f"it lies inside class {holder.name}, which the engine leaves as it is", None)
+            call.outcome = Refusal(Code.OP_CALL_SHAPE, f"it lies inside class {holder.name}, which the engine leaves as it is", None)
 
 
 def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> list[_Candidate]:
@@ -926,7 +927,7 @@ def _call_edits(call: ast.Call, flat_name: str, text: SourceText) -> list[tuple[
         return [(start, end, f"{flat_name}()")]
     found = _argument_spans(text.source, text.offset(call.func.end_lineno, call.func.end_col_offset), end)
     if found is None or len(found[0]) != len(call.args) + len(call.keywords):
-        raise Refuse("INL201", "autograd_function_apply call whose arguments cannot be located in the text", None)
+        raise Refuse(Code.OP_CALL_SHAPE, "its arguments cannot be located in the text", None)
     spans, commas = found
     head_end = spans[2][0]
     last_operand = spans[len(call.args) - 1][1]
@@ -1165,7 +1166,7 @@ class _positions_from:
 
 
 def _internal_refusal(exc: Exception) -> Refusal:
-    return Refusal(INTERNAL_ERROR, f"internal error ({internal_error(exc)}); please report this as an inliner bug", None)
+    return Refusal(Code.INTERNAL_ERROR, f"internal error ({internal_error(exc)}); please report this as an inliner bug", None)
 
 
 def _selected(candidate: _Candidate, select: Selection) -> bool:
@@ -1224,7 +1225,7 @@ def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
     if kind is not None and (not kind.traceable or kind.origin != "inferred"):
         what += f"; compile kind {kind.kind}" + (f": {kind.reason}" if kind.reason else "")
     return Diagnostic(
-        path, line, col + 1, "INL001", what, Severity.INFO, name=candidate.name, end_line=line, end_column=end_col + 1
+        path, line, col + 1, Code.FLATTENED, what, Severity.INFO, name=candidate.name, end_line=line, end_column=end_col + 1
     )
 
 
@@ -1240,15 +1241,13 @@ def _pragma_diagnostics(candidate: _Candidate, compiling: CompileContext, path: 
     end = len(compiling.text.line(pragma.line).rstrip("\r\n"))
     return [
         Diagnostic(
-            path, pragma.line, pragma.column + 1, PRAGMA_CODE, message, Severity.WARNING,
+            path, pragma.line, pragma.column + 1, Code.PRAGMA_NOT_UNDERSTOOD, message, Severity.WARNING,
             name=candidate.name, end_line=pragma.line, end_column=end + 1,
         )
     ]
 
 
 def _message(label: str, reason: str) -> str:
-    if reason.startswith("class ") or reason.startswith("autograd_function_apply"):
-        return f"{reason}; left untouched"
     return f"{label}: {reason}; left untouched"
 
 

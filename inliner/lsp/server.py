@@ -37,7 +37,6 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from inliner import __version__
-from inliner.engine.analysis.compile_overrides import engine_options
 from inliner.engine import (
     Cancelled,
     FlattenCache,
@@ -46,12 +45,9 @@ from inliner.engine import (
     TextEdit,
     flatten,
 )
-from inliner.engine.diagnostics import (
-    INTERNAL_CODES,
-    INTERNAL_ERROR,
-    Diagnostic,
-    Severity,
-)
+from inliner.engine.analysis.compile_overrides import engine_options
+from inliner.engine.codes import INTERNAL_CODES, Code
+from inliner.engine.diagnostics import Diagnostic, Severity
 from inliner.lsp import text as txt
 
 logger = logging.getLogger("inliner.lsp")
@@ -128,7 +124,7 @@ def analyse(
             logger.error("%s", diagnostic.format())
     lines = txt.split_lines(text)
     if result.error is not None:
-        internal = (d for d in result.diagnostics if d.code == INTERNAL_ERROR)
+        internal = (d for d in result.diagnostics if d.code == Code.INTERNAL_ERROR)
         return Analysis(result, tuple(lsp_diagnostic(d, lines, encoding) for d in internal))
     diagnostics = tuple(lsp_diagnostic(d, lines, encoding) for d in result.diagnostics)
     edits = tuple(lsp_edits(result.edits, lines, encoding))

@@ -8,7 +8,8 @@ import torch
 
 import inliner.engine.rewrite as rewrite
 from inliner import flatten
-from inliner.engine.invariants import INVARIANT_CODE, outside_reads
+from inliner.engine.codes import Code
+from inliner.engine.invariants import outside_reads
 
 TWO_CLASSES = '''\
 import torch
@@ -72,7 +73,7 @@ def lowering_reads_ctx(monkeypatch):
 def test_a_lowering_that_leaks_ctx_refuses_only_that_class(lowering_reads_ctx):
     result = flatten(TWO_CLASSES, path="m.py")
     assert result.refused == ("Broken",) and result.flattened == ("Fine",)
-    (diagnostic,) = [d for d in result.diagnostics if d.code == INVARIANT_CODE]
+    (diagnostic,) = [d for d in result.diagnostics if d.code == Code.INVARIANT_VIOLATION]
     assert diagnostic.format().startswith("m.py:4:7: INL003 class Broken: internal error:")
     assert "`ctx`" in diagnostic.message and "report" in diagnostic.message
     assert "class Broken(torch.autograd.Function):" in result.source

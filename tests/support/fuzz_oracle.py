@@ -33,7 +33,7 @@ import torch
 
 from tests.support.golden import side_effects
 from tests.support.harness import assert_same, load_module, run_all_safe
-from inliner.engine.diagnostics import INTERNAL_CODES, INTERNAL_ERROR
+from inliner.engine.codes import INTERNAL_CODES, Code
 from inliner.engine import flatten
 
 
@@ -109,7 +109,7 @@ def check(
     if again.source != result.source:
         outcome.failures.append("not-idempotent: a second engine run changed the output")
     outcome.failures.extend(
-        f"engine-raised-on-output: {d.format()}" for d in again.diagnostics if d.code == INTERNAL_ERROR
+        f"engine-raised-on-output: {d.format()}" for d in again.diagnostics if d.code == Code.INTERNAL_ERROR
     )
 
     # -- execute both ---------------------------------------------------------

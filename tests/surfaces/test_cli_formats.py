@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from inliner.cli import formats, main
-from inliner.engine.diagnostics import CODES, Diagnostic, Severity
+from inliner.engine.codes import Code
+from inliner.engine.diagnostics import Diagnostic, Severity
 
 jsonschema = pytest.importorskip("jsonschema", reason="the test extra installs jsonschema")
 
@@ -222,7 +223,7 @@ def test_sarif_validates_against_the_official_schema(proj: Path, capsys: pytest.
     (run_,) = log["runs"]
     driver = run_["tool"]["driver"]
     assert driver["name"] == "inliner"
-    assert [rule["id"] for rule in driver["rules"]] == sorted(CODES)
+    assert [rule["id"] for rule in driver["rules"]] == sorted(c.value for c in Code)
     results = run_["results"]
     # files in path order: the absolute one sorts first
     assert [r["ruleId"] for r in results] == ["INL102", "INL101", "INL000", "INL001", "INL102", "INL101"]
@@ -276,18 +277,18 @@ def test_statistics_text_and_json(proj: Path, capsys: pytest.CaptureFixture[str]
     status, out, err = run(capsys, "--check", "--statistics", "pkg")
     assert status == 1
     assert out == (
-        f"2\tINL101\t{CODES['INL101']}\n"
-        f"2\tINL102\t{CODES['INL102']}\n"
+        f"2\tINL101\t{Code('INL101').summary}\n"
+        f"2\tINL102\t{Code('INL102').summary}\n"
     )
     assert "INL102" not in err and "Functions: 1 would be flattened, 4 refused." in err
     _, out, _ = run(capsys, "--check", "--statistics", "-v", "pkg")
-    assert out.splitlines()[-1] == f"1\tINL001\t[*] {CODES['INL001']}"
-    assert out.splitlines()[0] == f"2\tINL101\t[ ] {CODES['INL101']}"
+    assert out.splitlines()[-1] == f"1\tINL001\t[*] {Code('INL001').summary}"
+    assert out.splitlines()[0] == f"2\tINL101\t[ ] {Code('INL101').summary}"
     _, out, _ = run(capsys, "--check", "--statistics", "--output-format", "json", "pkg")
     assert json.loads(out) == [
-        {"code": "INL101", "summary": CODES["INL101"], "count": 2, "fixable": False},
-        {"code": "INL102", "summary": CODES["INL102"], "count": 2, "fixable": False},
-        {"code": "INL001", "summary": CODES["INL001"], "count": 1, "fixable": True},
+        {"code": "INL101", "summary": Code("INL101").summary, "count": 2, "fixable": False},
+        {"code": "INL102", "summary": Code("INL102").summary, "count": 2, "fixable": False},
+        {"code": "INL001", "summary": Code("INL001").summary, "count": 1, "fixable": True},
     ]
 
 

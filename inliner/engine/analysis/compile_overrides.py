@@ -35,7 +35,6 @@ from typing import Any
 
 from inliner.engine.analysis.compile_kind import KINDS, CompileKind
 
-PRAGMA_CODE = "INL300"
 _PRAGMA = re.compile(r"#\s*inliner\s*:(.*)$")
 _DIRECTIVE = re.compile(r"\s*([A-Za-z_][\w-]*)\s*=\s*([^\s,]*)\s*")
 _KEY = re.compile(r"^[\w.*?\[\]<>-]+$")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from inliner.engine.codes import Code
 from inliner.engine.model import Refuse
 from inliner.engine.walk import walk
 
@@ -38,6 +39,24 @@ class BodyFacts:
     returns: list[tuple[cst.Return, int]] = field(default_factory=list)
     position_of: dict[int, int] = field(default_factory=dict)  # id(node) -> visit order
     has_yield: bool = False
+
+
+def _in_written_part(node: cst.CSTNode, parents: list[cst.CSTNode]) -> bool:
+    """Is ``node`` inside what its statement stores into or deletes (an assignment, ``del``,
+    ``for`` or ``with ... as`` target), rather than in what it reads (``x += ctx.a``,
+    ``for v in ctx.items:``, ``with device(ctx.index):``)?"""
+    child = node
+    for p in reversed(parents):
+        if isinstance(p, (cst.AssignTarget, cst.Del)):
+            return True
+        if isinstance(p, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            return child is p.target
+        if isinstance(p, cst.WithItem):
+            return child is p.asname
+        if isinstance(p, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return False
+        child = p
+    return False
 
 
 def is_binding(node: cst.Name, parents: list[cst.CSTNode]) -> bool:
@@ -112,7 +131,7 @@ class _Walker(cst.CSTVisitor):
                 (self.counter, self._in_loop(), self._in_nested_scope())
             )
             if node.value == self.ctx and not (isinstance(parent, cst.Param) and parent is self._ctx_param()):
-                raise Refuse("INL100", f"`{self.ctx}` is rebound", node)
+                raise Refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}` is rebound", node)
             return
         if node.value != self.ctx or self.ctx is None:
             return
@@ -121,11 +140,11 @@ class _Walker(cst.CSTVisitor):
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             return
         if any(isinstance(n, _SCOPES) for n in parents[1:]):
-            raise Refuse("INL102", f"`{self.ctx}` is used inside a nested function or class", node)
+            raise Refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is used inside a nested function or class", node)
         if self.role == "backward" and self._getattr_with_default(node, parents):
             return
         if not (isinstance(parent, cst.Attribute) and parent.value is node):
-            raise Refuse("INL102", f"`{self.ctx}` is passed to a helper or stored elsewhere", node)
+            raise Refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is passed to a helper or stored elsewhere", node)
         self._attribute_use(parent, parents[:-1])
 
     def _getattr_with_default(self, node: cst.Name, parents: list[cst.CSTNode]) -> bool:
@@ -162,7 +181,7 @@ class _Walker(cst.CSTVisitor):
         if isinstance(parent, cst.Call) and parent.func is attr:
             small = parents[-2] if len(parents) >= 2 else None
             if not isinstance(small, cst.Expr) or small.value is not parent:
-                raise Refuse("INL100", f"the value of `{self.ctx}.{name}(...)` is used", parent)
+                raise Refuse(Code.CTX_UNSUPPORTED, f"the value of `{self.ctx}.{name}(...)` is used", parent)
             self.facts.ctx_uses.append(CtxUse("call", name, parent, small, top is small, self.counter, self._in_loop()))
             return
         if isinstance(parent, cst.AssignTarget) and parent.target is attr:
@@ -176,18 +195,15 @@ class _Walker(cst.CSTVisitor):
                 self._check_simple_set(assign, attr)
                 self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter, self._in_loop()))
                 return
-        for p in reversed(parents):
-            if isinstance(p, (cst.AugAssign, cst.AnnAssign, cst.Del, cst.For, cst.WithItem, cst.AssignTarget)):
-                if self.role == "backward":
-                    raise Refuse("INL104", f"backward writes `{self.ctx}.{name}`", attr)
-                raise Refuse("INL100", f"`{self.ctx}.{name}` is written in a form the engine cannot follow", attr)
-            if isinstance(p, cst.BaseSmallStatement) or isinstance(p, cst.BaseCompoundStatement):
-                break
+        if _in_written_part(attr, parents):
+            if self.role == "backward":
+                raise Refuse(Code.BACKWARD_WRITES_CTX, f"backward writes `{self.ctx}.{name}`", attr)
+            raise Refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}.{name}` is written in a form the engine cannot follow", attr)
         self.facts.ctx_uses.append(CtxUse("read", name, attr, None, False, self.counter, self._in_loop()))
 
     def _check_simple_set(self, assign: cst.CSTNode, attr: cst.Attribute) -> None:
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
-            raise Refuse("INL100", f"`{self.ctx}.{attr.attr.value}` is assigned in a chained assignment", attr)
+            raise Refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}.{attr.attr.value}` is assigned in a chained assignment", attr)
 
     def _top_level_small(self, parents: list[cst.CSTNode]) -> cst.CSTNode | None:
         # stack: [FunctionDef, IndentedBlock, SimpleStatementLine, small, ...]

@@ -17,9 +17,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, PLAIN_DUNDERS
-from inliner.engine.model import Refuse
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.codes import Code
+from inliner.engine.function_class.kept_class import (
+    AUTOGRAD_MEMBERS,
+    FUNCTION_ATTRIBUTES,
+    PLAIN_DUNDERS,
+)
+from inliner.engine.model import Refuse
 
 #: Builtins whose answer about a class differs between an autograd.Function and a plain class.
 _INTROSPECTION = frozenset({"isinstance", "issubclass", "type", "super", "vars", "dir"})
@@ -31,7 +36,7 @@ _CONTAINERS = (ast.Tuple, ast.List, ast.Set, ast.Starred)
 class RefuseAt(Refuse):
     """A refusal located at a node of the module's ``ast`` (a use of the class)."""
 
-    def __init__(self, code: str, reason: str, at: ast.AST) -> None:
+    def __init__(self, code: Code, reason: str, at: ast.AST) -> None:
         super().__init__(code, reason, None)
         self.at = at
 
@@ -90,13 +95,13 @@ class _Analysis:
         if is_name and id(node) in self.index.apply_attribute:
             attribute = self.index.apply_attribute[id(node)]
             if not isinstance(attribute.ctx, ast.Load):
-                raise RefuseAt("INL112", f"`{spelled}.apply` is assigned here", attribute)
+                raise RefuseAt(Code.USED_AS_FUNCTION, f"`{spelled}.apply` is assigned here", attribute)
             if self.uses.unique:
                 self.uses.apply_sites.append(attribute)
             return
         if is_name and not self.uses.unique:
             raise RefuseAt(
-                "INL112",
+                Code.USED_AS_FUNCTION,
                 "it is used as a class here (not through `.apply`), and its name is bound more than once "
                 "in its scope, so this use cannot be tied to it",
                 node,
@@ -107,11 +112,11 @@ class _Analysis:
                 self.uses.as_class = True
             return
         if isinstance(parent, ast.Call) and parent.func is node:
-            raise RefuseAt("INL112", f"`{spelled}(...)` here makes an instance of the Function", parent)
+            raise RefuseAt(Code.USED_AS_FUNCTION, f"`{spelled}(...)` here makes an instance of the Function", parent)
         elif isinstance(parent, ast.ClassDef) and node in parent.bases:
             self._subclass(parent)
         elif isinstance(parent, ast.ClassDef):
-            raise RefuseAt("INL112", f"the class statement of {parent.name} is given it as a keyword", parent)
+            raise RefuseAt(Code.USED_AS_FUNCTION, f"the class statement of {parent.name} is given it as a keyword", parent)
         else:
             self._value(node, scope, spelled)
         self.uses.as_class = True
@@ -126,16 +131,16 @@ class _Analysis:
             return True
         if attr in FUNCTION_ATTRIBUTES or attr == "symbolic" or attr.startswith("__"):
             raise RefuseAt(
-                "INL112", f"`{spelled}.{attr}` is assigned here, which changes what torch does with the Function", attribute
+                Code.USED_AS_FUNCTION, f"`{spelled}.{attr}` is assigned here, which changes what torch does with the Function", attribute
             )
         self.written.add(attr)
         return True
 
     def _subclass(self, sub: ast.ClassDef) -> None:
         if len(sub.bases) != 1 or sub.keywords:
-            raise RefuseAt("INL112", f"its subclass {sub.name} also has other bases or keywords", sub)
+            raise RefuseAt(Code.USED_AS_FUNCTION, f"its subclass {sub.name} also has other bases or keywords", sub)
         if self.index.class_scopes[id(sub)][0] is not self.outer:
-            raise RefuseAt("INL112", f"its subclass {sub.name} is defined in another scope", sub)
+            raise RefuseAt(Code.USED_AS_FUNCTION, f"its subclass {sub.name} is defined in another scope", sub)
         self.uses.subclasses.append(sub)
 
     def _value(self, node: ast.AST, scope: Scope, spelled: str) -> None:
@@ -149,7 +154,7 @@ class _Analysis:
             builtins = sorted(q.split(".", 1)[1] for q in qualified if q.startswith("builtins."))
             used = [b for b in builtins if b in _INTROSPECTION]
             if used:
-                raise RefuseAt("INL112", f"`{used[0]}(...)` here needs it to stay a torch.autograd.Function", parent)
+                raise RefuseAt(Code.USED_AS_FUNCTION, f"`{used[0]}(...)` here needs it to stay a torch.autograd.Function", parent)
             by_name = [b for b in builtins if b in _BY_NAME]
             if by_name and child is node and parent.args[0] is node:
                 self._by_name(parent, by_name[0], spelled)
@@ -158,7 +163,7 @@ class _Analysis:
         """``getattr(F, "name")`` is ``F.name``; a computed name cannot be checked."""
         name = call.args[1] if len(call.args) > 1 else None
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-            raise RefuseAt("INL112", f"`{builtin}({spelled}, ...)` here names an attribute the engine cannot read", call)
+            raise RefuseAt(Code.USED_AS_FUNCTION, f"`{builtin}({spelled}, ...)` here names an attribute the engine cannot read", call)
         as_attribute = ast.Attribute(value=call.args[0], attr=name.value, ctx=ast.Load() if _BY_NAME[builtin] == "read" else ast.Store())
         ast.copy_location(as_attribute, call)
         self._attribute(as_attribute, spelled)
@@ -168,11 +173,11 @@ class _Analysis:
         if attr in PLAIN_DUNDERS:
             return
         if attr in AUTOGRAD_MEMBERS:
-            raise RefuseAt("INL112", f"`{spelled}` here is a member the flat form removes from the class", node)
+            raise RefuseAt(Code.USED_AS_FUNCTION, f"`{spelled}` here is a member the flat form removes from the class", node)
         if attr in FUNCTION_ATTRIBUTES or attr.startswith("__"):
-            raise RefuseAt("INL112", f"`{spelled}` here is an attribute only a torch.autograd.Function has", node)
+            raise RefuseAt(Code.USED_AS_FUNCTION, f"`{spelled}` here is an attribute only a torch.autograd.Function has", node)
         if attr not in readable and attr not in self.written:
-            raise RefuseAt("INL112", f"`{spelled}` here is neither defined by the class nor set in this module", node)
+            raise RefuseAt(Code.USED_AS_FUNCTION, f"`{spelled}` here is neither defined by the class nor set in this module", node)
 
     # -- `cls` in the class's own classmethods ----------------------------------------
     def _classmethods(self) -> list[tuple[ast.FunctionDef, str]]:
@@ -194,11 +199,11 @@ class _Analysis:
         scope = self.outer  # what builtins resolve to there (a method-local `isinstance` is not followed)
         for node in ast.walk(method):
             if isinstance(node, ast.arg) and node.arg == cls_param and node is not self._first_arg(method):
-                raise RefuseAt("INL112", f"`{method.name}` binds `{cls_param}` again", node)
+                raise RefuseAt(Code.USED_AS_FUNCTION, f"`{method.name}` binds `{cls_param}` again", node)
             if not (isinstance(node, ast.Name) and node.id == cls_param):
                 continue
             if not isinstance(node.ctx, ast.Load):
-                raise RefuseAt("INL112", f"`{method.name}` rebinds `{cls_param}`", node)
+                raise RefuseAt(Code.USED_AS_FUNCTION, f"`{method.name}` rebinds `{cls_param}`", node)
             self._use(node, scope, spelled=cls_param, is_name=False)
 
     @staticmethod

@@ -25,12 +25,13 @@ from typing import Callable
 import libcst as cst
 
 from inliner.engine.analysis.ctxflow import always_returns, analyse, is_binding
+from inliner.engine.codes import Code
 from inliner.engine.docstrings import after_docstring
 from inliner.engine.model import Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, unpack_statement
 
 #: Refusals of the named lowering a record lowering may still flatten: ctx dynamics.
-FALLBACK_CODES = frozenset({"INL100", "INL102", "INL103", "INL104", "INL107", "INL108", "INL111"})
+FALLBACK_CODES = frozenset({Code.CTX_UNSUPPORTED, Code.CTX_ESCAPES, Code.CTX_ATTRIBUTE_ON_SOME_PATHS, Code.BACKWARD_WRITES_CTX, Code.MARKS_UNMATCHED, Code.CONDITIONAL_MATERIALIZE_GRADS, Code.CONDITIONAL_SAVE_FOR_FORWARD})
 
 #: Methods of torch's ``FunctionCtx`` a record runs itself (only forward may call them).
 RECORD_METHODS = frozenset(
@@ -135,9 +136,9 @@ class _CtxChecker(cst.CSTVisitor):
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.stack.pop()
 
-    def _refuse(self, code: str, reason: str, node: cst.CSTNode) -> None:
+    def _refuse(self, code: Code, reason: str, node: cst.CSTNode) -> None:
         where = f" (in `{self.func.name.value}`, which {self.cls} hands `{self.ctx}` to)" if self.call_site else ""
-        raise Refuse(code, f"class {self.cls}: {reason}{where}", self.call_site or node)
+        raise Refuse(code, f"{reason}{where}", self.call_site or node)
 
     def _name(self, node: cst.Name, parents: list[cst.CSTNode]) -> None:
         parent = parents[-1] if parents else None
@@ -150,25 +151,25 @@ class _CtxChecker(cst.CSTVisitor):
         if is_binding(node, parents):
             own = isinstance(parent, cst.Param) and len(parents) >= 3 and parents[-3] is self.func
             if not own:
-                self._refuse("INL100", f"`{self.ctx}` is rebound or shadowed", node)
+                self._refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}` is rebound or shadowed", node)
             return
         if any(isinstance(p, cst.ClassDef) for p in parents):
-            self._refuse("INL102", f"`{self.ctx}` is used inside a nested class", node)
+            self._refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is used inside a nested class", node)
         if self.role in ("forward", "setup") and any(
             isinstance(p, _LAZY_SCOPES) and p is not self.func for p in parents
         ):
             # under torch.func every level gets its own record; a closure made in forward
             # would keep the one fwd made (backward's closures see their level's own)
-            self._refuse("INL100", f"`{self.ctx}` is captured by a function or generator made in forward", node)
+            self._refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}` is captured by a function or generator made in forward", node)
         if any(isinstance(p, (cst.Global, cst.Nonlocal)) for p in parents):
-            self._refuse("INL100", f"`{self.ctx}` is declared global or nonlocal", node)
+            self._refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}` is declared global or nonlocal", node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
             self._attribute(parent, parents[:-1])
             return
         if isinstance(parent, cst.Arg) and len(parents) >= 2 and isinstance(parents[-2], cst.Call):
             self._argument(parents[-2], parent)
             return
-        self._refuse("INL102", f"`{self.ctx}` is stored elsewhere or used as a value", node)
+        self._refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is stored elsewhere or used as a value", node)
 
     # -- ctx.attr ------------------------------------------------------------------
     def _attribute(self, attr: cst.Attribute, parents: list[cst.CSTNode]) -> None:
@@ -184,18 +185,18 @@ class _CtxChecker(cst.CSTVisitor):
     def _use(self, name: str, kind: str, node: cst.CSTNode) -> None:
         ctx = self.ctx
         if name.startswith("__") and name.endswith("__") or name.startswith("_inliner_"):
-            self._refuse("INL100", f"`{ctx}.{name}` is not an attribute a record can stand in for", node)
+            self._refuse(Code.CTX_UNSUPPORTED, f"`{ctx}.{name}` is not an attribute a record can stand in for", node)
         if name in TORCH_ONLY:
-            self._refuse("INL100", f"`{ctx}.{name}` is torch's own (an autograd node's), which a record cannot answer", node)
+            self._refuse(Code.CTX_UNSUPPORTED, f"`{ctx}.{name}` is torch's own (an autograd node's), which a record cannot answer", node)
         if kind == "write" and (name in READ_ONLY or name in RECORD_METHODS):
-            self._refuse("INL101", f"`{ctx}.{name}` is assigned, an attribute torch itself uses", node)
+            self._refuse(Code.CTX_TORCH_ATTRIBUTE, f"`{ctx}.{name}` is assigned, an attribute torch itself uses", node)
         if name in RECORD_METHODS and self.role not in ("forward", "setup"):
-            self._refuse("INL100", f"{self.role} uses `{ctx}.{name}`, which only forward may call", node)
+            self._refuse(Code.CTX_UNSUPPORTED, f"{self.role} uses `{ctx}.{name}`, which only forward may call", node)
         if name in _PENDING and self.role == "jvp":
-            self._refuse("INL100", f"jvp reads `{ctx}.{name}`, which a record no longer holds there", node)
+            self._refuse(Code.CTX_UNSUPPORTED, f"jvp reads `{ctx}.{name}`, which a record no longer holds there", node)
         if name == "needs_input_grad" and self.role in ("forward", "setup"):
             if self.role == "setup":
-                self._refuse("INL100", f"setup_context reads `{ctx}.needs_input_grad` (it differs per torch.func level)", node)
+                self._refuse(Code.CTX_UNSUPPORTED, f"setup_context reads `{ctx}.needs_input_grad` (it differs per torch.func level)", node)
             self.context.facts.reads_needs_input_grad = True
         if kind == "write" and self.role in ("backward", "jvp"):
             where = f"{self.func.name.value}(): " if self.call_site else ""
@@ -214,16 +215,16 @@ class _CtxChecker(cst.CSTVisitor):
                 if isinstance(name, str) and name.isidentifier():
                     self._use(name, _ATTRIBUTE_BUILTINS[builtin], call)
                     return
-            self._refuse("INL102", f"`{builtin}` is given `{self.ctx}` with a name the engine cannot read statically", here)
+            self._refuse(Code.CTX_ESCAPES, f"`{builtin}` is given `{self.ctx}` with a name the engine cannot read statically", here)
         if arg.star:
-            self._refuse("INL102", f"`{self.ctx}` is unpacked into a call", here)
+            self._refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is unpacked into a call", here)
         helper = target[1] if target is not None and target[0] == "def" else None
         if helper is None or helper.decorators or helper.asynchronous is not None:
             callee = _callee_text(func)
-            self._refuse("INL102", f"`{self.ctx}` is passed to `{callee}`, whose body the engine cannot check", here)
+            self._refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is passed to `{callee}`, whose body the engine cannot check", here)
         param = _receiving_parameter(helper, call, arg)
         if param is None:
-            self._refuse("INL102", f"`{self.ctx}` is passed to `{helper.name.value}` in a way the engine cannot follow", here)
+            self._refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is passed to `{helper.name.value}` in a way the engine cannot follow", here)
         self.context.check_helper(helper, param, self.role, self.call_site or here)
 
     def _resolve(self, func: cst.BaseExpression) -> tuple[str, cst.FunctionDef | None] | None:
@@ -294,9 +295,9 @@ class _Context:
             return
         self.checked.add(key)
         if len(self.checked) > 32:
-            raise Refuse("INL102", f"class {self.cls}: ctx is handed through too many helpers to check", call_site)
+            raise Refuse(Code.CTX_ESCAPES, "ctx is handed through too many helpers to check", call_site)
         if analyse(helper, None).has_yield:
-            raise Refuse("INL102", f"class {self.cls}: `{helper.name.value}` (given ctx) is a generator", call_site)
+            raise Refuse(Code.CTX_ESCAPES, f"`{helper.name.value}` (given ctx) is a generator", call_site)
         check_ctx_uses(helper, param, role, self, call_site=call_site)
 
 
@@ -351,10 +352,10 @@ class RecordLowering:
         func = self.forward
         facts = analyse(func, None)
         if facts.has_yield:
-            raise Refuse("INL105", f"class {self.name}: forward is a generator or coroutine", func)
+            raise Refuse(Code.CLASS_SHAPE, "forward is a generator or coroutine", func)
         params = _params_without_first(func.params)
         if needs_input_grad and "needs_input_grad" in _param_names(params):
-            raise Refuse("INL100", f"class {self.name}: forward reads `{ctx}.needs_input_grad` and has a parameter of that name", func)
+            raise Refuse(Code.CTX_UNSUPPORTED, f"forward reads `{ctx}.needs_input_grad` and has a parameter of that name", func)
         state = fresh("state", names_in(func))
         residuals = cst.Tuple([cst.Element(cst.Name(state))])
         returns = {id(ret) for ret, _ in facts.returns}
@@ -386,7 +387,7 @@ class RecordLowering:
 def _reader(func: cst.FunctionDef, new_name: str, ctx: str, cls: str) -> cst.FunctionDef:
     """backward (or jvp) ``(ctx, *grads)`` -> ``(residuals, *grads)`` opening ``(state,) = residuals``."""
     if analyse(func, None).has_yield:
-        raise Refuse("INL105", f"class {cls}: {func.name.value} is a generator or coroutine", func)
+        raise Refuse(Code.CLASS_SHAPE, f"{func.name.value} is a generator or coroutine", func)
     taken = names_in(func)
     state = fresh("state", set(taken))
     residuals_name = fresh("residuals", taken | {state})
@@ -431,7 +432,7 @@ def _with_record(ret: cst.Return, residuals: cst.Tuple) -> cst.Return:
 def _first_param(func: cst.FunctionDef, cls: str) -> str:
     params = func.params.posonly_params or func.params.params
     if not params:
-        raise Refuse("INL109", f"class {cls}: `{func.name.value}` takes no ctx parameter", func)
+        raise Refuse(Code.SIGNATURE, f"`{func.name.value}` takes no ctx parameter", func)
     return params[0].name.value
 
 

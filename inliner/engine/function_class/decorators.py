@@ -39,6 +39,7 @@ from typing import Callable, Iterable
 import libcst as cst
 
 from inliner.engine.analysis.scopes import Binding, Scope, ScopeIndex
+from inliner.engine.codes import Code
 from inliner.engine.docstrings import without_docstring
 from inliner.engine.model import Refuse
 from inliner.engine.names import dotted
@@ -92,21 +93,21 @@ class DecoratorReader:
         static = [i for i, d in enumerate(decorators) if self._is_staticmethod(d.decorator)]
         if not static:
             raise Refuse(
-                "INL105",
-                f"class {self.cls_name}: `{member}` is not a @staticmethod (legacy or classmethod Functions are not flattened)",
+                Code.CLASS_SHAPE,
+                f"`{member}` is not a @staticmethod (legacy or classmethod Functions are not flattened)",
                 func,
             )
         if static != [0]:
             raise Refuse(
-                "INL106",
-                f"class {self.cls_name}: a decorator above @staticmethod on `{member}` wraps the staticmethod object",
+                Code.DECORATOR,
+                f"a decorator above @staticmethod on `{member}` wraps the staticmethod object",
                 decorators[0],
             )
         for decorator in decorators[1:]:
             if not replayable:
                 raise Refuse(
-                    "INL106",
-                    f"class {self.cls_name}: decorator on `{member}` is not replayed (only forward/backward decorators are)",
+                    Code.DECORATOR,
+                    f"decorator on `{member}` is not replayed (only forward/backward decorators are)",
                     decorator,
                 )
             self._check_names(decorator.decorator, member)
@@ -123,8 +124,8 @@ class DecoratorReader:
         for name in _loaded_names(expr):
             if name in CLASS_SCOPE_NAMES:
                 raise Refuse(
-                    "INL106",
-                    f"class {self.cls_name}: the decorator on `{member}` reads `{name}`, a name of the class body",
+                    Code.DECORATOR,
+                    f"the decorator on `{member}` reads `{name}`, a name of the class body",
                     expr,
                 )
 
@@ -214,8 +215,8 @@ def check_ctx_reads(cls_name: str, uses: Iterable[DecoratorUse], attributes: set
                 name = node.id
             if name is not None and (name in attributes or name in {"getattr", "hasattr", "vars", "__dict__"}):
                 raise Refuse(
-                    "INL106",
-                    f"class {cls_name}: decorator on `{use.member}` may read `{name}` of ctx, which the flat form keeps as a residual",
+                    Code.DECORATOR,
+                    f"decorator on `{use.member}` may read `{name}` of ctx, which the flat form keeps as a residual",
                     use.expr,
                 )
 
@@ -242,8 +243,8 @@ def check_evaluation_order(
     if len(decorated) > 1 and decorated[0] != "forward":
         first = uses[decorated[0]][0].expr
         raise Refuse(
-            "INL106",
-            f"class {cls_name}: backward's decorators run before forward's in the class body; the flat binding would swap them",
+            Code.DECORATOR,
+            "backward's decorators run before forward's in the class body; the flat binding would swap them",
             first,
         )
     for member in decorated:
@@ -254,8 +255,8 @@ def check_evaluation_order(
             if swapped and effectful is not None:
                 code = cst.Module([]).code_for_node(effectful)
                 raise Refuse(
-                    "INL106",
-                    f"class {cls_name}: the flat form would evaluate `{code}` and the decorator arguments of `{member}` in the other order",
+                    Code.DECORATOR,
+                    f"the flat form would evaluate `{code}` and the decorator arguments of `{member}` in the other order",
                     effectful,
                 )
 

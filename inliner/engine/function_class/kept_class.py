@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from inliner.engine.codes import Code
 from inliner.engine.docstrings import is_cst_docstring
 from inliner.engine.model import Refuse
 from inliner.engine.names import names_in
@@ -71,13 +72,13 @@ def split_class_body(cls: cst.ClassDef, *, is_classmethod) -> ClassBody:
             member = stmt.name.value
             if isinstance(stmt, cst.FunctionDef) and member in AUTOGRAD_MEMBERS:
                 if member in out.members:
-                    raise Refuse("INL105", f"class {name} defines `{member}` twice", stmt)
+                    raise Refuse(Code.CLASS_SHAPE, f"defines `{member}` twice", stmt)
                 out.members[member] = stmt
                 continue
             _check_kept_name(name, member, stmt)
             if member == "symbolic":
                 if isinstance(stmt, cst.ClassDef) or any(is_classmethod(d.decorator) for d in stmt.decorators):
-                    raise Refuse("INL105", f"class {name}: its ONNX `symbolic` is not a staticmethod", stmt)
+                    raise Refuse(Code.CLASS_SHAPE, "its ONNX `symbolic` is not a staticmethod", stmt)
                 out.symbolic = True
             out.kept.append(stmt)
             continue
@@ -89,7 +90,7 @@ def split_class_body(cls: cst.ClassDef, *, is_classmethod) -> ClassBody:
                     out.docstring = line
                 out.kept.append(line)
             continue
-        raise Refuse("INL105", f"class {name} has a class-level statement the flat form cannot carry", stmt)
+        raise Refuse(Code.CLASS_SHAPE, "has a class-level statement the flat form cannot carry", stmt)
     _check_class_time_reads(name, out)
     return out
 
@@ -109,7 +110,7 @@ def _sort_small(out: ClassBody, name: str, small: cst.BaseSmallStatement, *, is_
         out.generate_vmap_rule = small.value
         return False
     if not isinstance(small, _KEPT_SMALL):
-        raise Refuse("INL105", f"class {name} has a class-level statement the flat form cannot carry", small)
+        raise Refuse(Code.CLASS_SHAPE, "has a class-level statement the flat form cannot carry", small)
     for bound in _bound_names(small):
         _check_kept_name(name, bound, small)
         if bound == "symbolic":
@@ -119,9 +120,9 @@ def _sort_small(out: ClassBody, name: str, small: cst.BaseSmallStatement, *, is_
 
 def _check_kept_name(cls_name: str, member: str, node: cst.CSTNode) -> None:
     if member in FUNCTION_ATTRIBUTES:
-        raise Refuse("INL105", f"class {cls_name} defines `{member}`, which torch.autograd.Function itself uses", node)
+        raise Refuse(Code.CLASS_SHAPE, f"defines `{member}`, which torch.autograd.Function itself uses", node)
     if member.startswith("__") and member.endswith("__"):
-        raise Refuse("INL105", f"class {cls_name} defines `{member}`, which a plain class would not treat as the Function did", node)
+        raise Refuse(Code.CLASS_SHAPE, f"defines `{member}`, which a plain class would not treat as the Function did", node)
 
 
 def _bound_names(small: cst.BaseSmallStatement) -> set[str]:
@@ -134,7 +135,7 @@ def _bound_names(small: cst.BaseSmallStatement) -> set[str]:
             (a.asname.name.value if a.asname and isinstance(a.asname.name, cst.Name) else _import_head(a)) for a in small.names
         }
     if isinstance(small, cst.ImportFrom):
-        raise Refuse("INL105", "a class-level `import *`", small)
+        raise Refuse(Code.CLASS_SHAPE, "a class-level `import *`", small)
     return set()
 
 
@@ -161,7 +162,7 @@ def _check_class_time_reads(name: str, out: ClassBody) -> None:
             parts = [stmt]
         read = set().union(*(names_in(p) for p in parts)) & removed if parts else set()
         if read:
-            raise Refuse("INL105", f"class {name}: its class body reads `{sorted(read)[0]}`, which the flat form removes", stmt)
+            raise Refuse(Code.CLASS_SHAPE, f"its class body reads `{sorted(read)[0]}`, which the flat form removes", stmt)
 
 
 def _defaults_and_annotations(func: cst.FunctionDef) -> list[cst.CSTNode]:

@@ -16,6 +16,7 @@ from typing import Callable
 import libcst as cst
 
 from inliner.engine.analysis.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
+from inliner.engine.codes import Code
 from inliner.engine.docstrings import after_docstring
 from inliner.engine.function_class.ctx_record import FALLBACK_CODES, RecordLowering, Resolve
 from inliner.engine.function_class.decorators import (
@@ -87,9 +88,9 @@ def lower_function_class(
     """
     name = cls.name.value
     if cls.keywords:
-        raise Refuse("INL105", f"class {name} passes keywords (a metaclass?) to its bases", cls)
+        raise Refuse(Code.CLASS_SHAPE, "passes keywords (a metaclass?) to its bases", cls)
     if len(cls.bases) != 1:
-        raise Refuse("INL105", f"class {name} has more than one base class", cls)
+        raise Refuse(Code.CLASS_SHAPE, "has more than one base class", cls)
 
     body = split_class_body(cls, is_classmethod=lambda expr: "builtins.classmethod" in qualified(expr))
     members = {**(inherited.members if inherited else {}), **body.members}
@@ -103,17 +104,17 @@ def lower_function_class(
         used = names_in(func) & {"super", "__class__"}
         if used:
             # both need the class cell of a method; a module-level function has none
-            raise Refuse("INL105", f"class {name}: `{member}` uses `{sorted(used)[0]}`", func)
+            raise Refuse(Code.CLASS_SHAPE, f"`{member}` uses `{sorted(used)[0]}`", func)
         members[member] = _classmethod_as_static(func, qualified, name, class_alias)
 
     forward = members.get("forward")
     if forward is None:
-        raise Refuse("INL105", f"class {name} has no forward", cls)
+        raise Refuse(Code.CLASS_SHAPE, "has no forward", cls)
     if "backward" in members and "vjp" in members:
-        raise Refuse("INL105", f"class {name} defines both backward and vjp (torch rejects this)", cls)
+        raise Refuse(Code.CLASS_SHAPE, "defines both backward and vjp (torch rejects this)", cls)
     backward = members.get("backward") or members.get("vjp")
     if backward is None:
-        raise Refuse("INL105", f"class {name} has no backward (or vjp)", cls)
+        raise Refuse(Code.CLASS_SHAPE, "has no backward (or vjp)", cls)
 
     order = _member_order(cls, [*(inherited.members if inherited else ()), *(["generate_vmap_rule"] if generate_vmap_rule is not None else [])])
     forward_uses, backward_uses = _replayed_decorators(name, members, order, generate_vmap_rule, decorators)
@@ -145,13 +146,13 @@ def lower_function_class(
             record_name,
             resolve,
             setup_style="setup_context" in members,
-            reason=refused.refusal.reason.removeprefix(f"class {name}: "),
+            reason=refused.refusal.reason.removeprefix(""),
         )
         fwd_def, bwd_def, spec, extra = record.lower(fwd_name, bwd_name, lowering.jvp_name)
         if forward_uses or backward_uses:
             raise Refuse(
-                "INL106",
-                f"class {name}: its ctx needs a record ({spec.record_reason}), and decorators are not replayed around a record",
+                Code.DECORATOR,
+                f"its ctx needs a record ({spec.record_reason}), and decorators are not replayed around a record",
                 (forward_uses or backward_uses)[0].expr,
             ) from None
     spec.forward_decorators = tuple(use.expr for use in forward_uses)
@@ -216,11 +217,11 @@ def _check_replay_place(name: str, uses: tuple[DecoratorUse, ...], *, own: dict[
     """
     for use in uses:
         if use.member not in own:
-            raise Refuse("INL106", f"class {name}: the decorators of inherited `{use.member}` would be applied a second time", use.expr)
+            raise Refuse(Code.DECORATOR, f"the decorators of inherited `{use.member}` would be applied a second time", use.expr)
         if keep and use.kind == "wrapper" and isinstance(use.expr, cst.Call):
             raise Refuse(
-                "INL106",
-                f"class {name}: a kept class binds apply after its other statements, which would move the evaluation of this decorator's arguments",
+                Code.DECORATOR,
+                "a kept class binds apply after its other statements, which would move the evaluation of this decorator's arguments",
                 use.expr,
             )
 
@@ -249,7 +250,7 @@ def _replayed_decorators(
                 "a decorator on a setup_context-style forward is not replayed (it takes no ctx, and "
                 "torch fills apply's defaults from the decorated signature)"
             )
-        raise Refuse("INL106", f"class {name}: {reason}", forward_uses[0].expr)
+        raise Refuse(Code.DECORATOR, f"{reason}", forward_uses[0].expr)
     setters = [forward, members["setup_context"]] if "setup_context" in members else [forward]
     check_ctx_reads(name, (*forward_uses, *backward_uses), set().union(*map(_ctx_attributes_set, setters)))
     others = {member: member_expressions(func) for member, func in members.items()}
@@ -301,7 +302,7 @@ def _classmethod_as_static(
             continue
         params = func.params.posonly_params or func.params.params
         if not params:
-            raise Refuse("INL109", f"class {cls_name}: classmethod `{func.name.value}` takes no cls", func)
+            raise Refuse(Code.SIGNATURE, f"classmethod `{func.name.value}` takes no cls", func)
         cls_param = params[0].name.value
         static = decorator.with_changes(decorator=cst.Name("staticmethod"))
         decorators = [*func.decorators[:i], static, *func.decorators[i + 1 :]]
@@ -316,11 +317,11 @@ def _rename_cls(func: cst.FunctionDef, cls_param: str, cls_name: str, class_alia
     role = func.name.value
     if class_alias is None:
         raise Refuse(
-            "INL105", f"class {cls_name}: `{role}` uses `{cls_param}`, and no name certainly means the class where it runs", func
+            Code.CLASS_SHAPE, f"`{role}` uses `{cls_param}`, and no name certainly means the class where it runs", func
         )
     stores = analyse(func, None).stores
     if cls_param in stores or class_alias in stores or class_alias in _param_names(func.params):
-        raise Refuse("INL105", f"class {cls_name}: `{role}` rebinds `{cls_param}` or `{class_alias}`", func)
+        raise Refuse(Code.CLASS_SHAPE, f"`{role}` rebinds `{cls_param}` or `{class_alias}`", func)
     return rename(func, {cls_param: class_alias})
 
 
@@ -339,7 +340,7 @@ def _params_without_first(params: cst.Parameters) -> cst.Parameters:
 def _first_param(func: cst.FunctionDef, cls_name: str) -> str:
     params = func.params.posonly_params or func.params.params
     if not params:
-        raise Refuse("INL109", f"class {cls_name}: `{func.name.value}` takes no ctx parameter", func)
+        raise Refuse(Code.SIGNATURE, f"`{func.name.value}` takes no ctx parameter", func)
     return params[0].name.value
 
 
@@ -474,9 +475,9 @@ class _CombinedLowering:
         ctx = _first_param(self.forward, name)
         facts = analyse(self.forward, ctx)
         if facts.has_yield:
-            raise Refuse("INL105", f"class {name}: forward is a generator or coroutine", self.forward)
+            raise Refuse(Code.CLASS_SHAPE, "forward is a generator or coroutine", self.forward)
         if isinstance(self.forward.asynchronous, cst.Asynchronous):
-            raise Refuse("INL105", f"class {name}: forward is async", self.forward)
+            raise Refuse(Code.CLASS_SHAPE, "forward is async", self.forward)
         params = _params_without_first(self.forward.params)
         param_names = _param_names(params)
         positional = [p.name.value for p in (*params.posonly_params, *params.params)]
@@ -497,11 +498,11 @@ class _CombinedLowering:
         reads = [u for u in facts.ctx_uses if u.kind == "read"]
         calls = [u for u in facts.ctx_uses if u.kind == "call" and u.attr not in ("save_for_backward", "save_for_forward")]
         if forward_saves and self.jvp is None:
-            raise Refuse("INL111", f"class {name}: forward calls save_for_forward but defines no jvp", forward_saves[0].node)
+            raise Refuse(Code.CONDITIONAL_SAVE_FOR_FORWARD, "forward calls save_for_forward but defines no jvp", forward_saves[0].node)
 
         for use in calls:
             if use.attr not in _CTX_CALLS:
-                raise Refuse("INL100", f"class {name}: forward calls `{ctx}.{use.attr}`, which the engine cannot replay", use.node)
+                raise Refuse(Code.CTX_UNSUPPORTED, f"forward calls `{ctx}.{use.attr}`, which the engine cannot replay", use.node)
 
         fwd_taken = set(fwd_names) | set(param_names)
         residuals: list[_Residual] = []
@@ -521,7 +522,7 @@ class _CombinedLowering:
                 call = use.node
                 assert isinstance(call, cst.Call)
                 if any(a.keyword is not None for a in call.args):
-                    raise Refuse("INL111", f"class {name}: save_for_backward is called with keywords", call)
+                    raise Refuse(Code.CONDITIONAL_SAVE_FOR_FORWARD, "save_for_backward is called with keywords", call)
                 value = cst.Tuple([cst.Element(a.value) if a.star == "" else cst.StarredElement(a.value) for a in call.args])
                 smalls[id(use.small)] = cst.Assign([cst.AssignTarget(cst.Name(var))], value)
             residuals.append(group)
@@ -533,8 +534,8 @@ class _CombinedLowering:
             flat_forward = self._flat_saves(forward_saves, facts)
             if flat_forward is None:
                 raise Refuse(
-                    "INL111",
-                    f"class {name}: save_for_forward is called conditionally, twice, with * or after a return",
+                    Code.CONDITIONAL_SAVE_FOR_FORWARD,
+                    "save_for_forward is called conditionally, twice, with * or after a return",
                     forward_saves[0].node,
                 )
             use, args = flat_forward
@@ -552,7 +553,7 @@ class _CombinedLowering:
             set_sites.setdefault(use.attr, []).append(use)
         for use in sets:
             if use.attr in _RESERVED_ATTRS or use.attr.startswith("__"):
-                raise Refuse("INL101", f"class {name}: forward sets `{ctx}.{use.attr}`, an attribute torch itself uses", use.node)
+                raise Refuse(Code.CTX_TORCH_ATTRIBUTE, f"forward sets `{ctx}.{use.attr}`, an attribute torch itself uses", use.node)
         for use in sets:
             assign = use.node
             assert isinstance(assign, cst.Assign)
@@ -561,7 +562,7 @@ class _CombinedLowering:
                 names_here = []
                 for el in target.elements:
                     if not (isinstance(el, cst.Element) and isinstance(el.value, cst.Attribute) and isinstance(el.value.value, cst.Name) and el.value.value.value == ctx):
-                        raise Refuse("INL100", f"class {name}: a tuple assignment mixes `{ctx}` attributes and other targets", assign)
+                        raise Refuse(Code.CTX_UNSUPPORTED, f"a tuple assignment mixes `{ctx}` attributes and other targets", assign)
                     names_here.append(el.value.attr.value)
                 vars_here = [self._attr_var(a, attr_residual, residuals, fwd_taken, use, reuse=None) for a in names_here]
                 smalls[id(assign)] = assign.with_changes(targets=[cst.AssignTarget(_tuple(vars_here))])
@@ -596,23 +597,23 @@ class _CombinedLowering:
 
         for use in reads:
             if use.attr == "needs_input_grad":
-                raise Refuse("INL100", f"class {name}: forward reads `{ctx}.needs_input_grad`", use.node)
+                raise Refuse(Code.CTX_UNSUPPORTED, f"forward reads `{ctx}.needs_input_grad`", use.node)
             if use.attr not in attr_residual:
-                raise Refuse("INL100", f"class {name}: forward reads `{ctx}.{use.attr}`, which it never sets", use.node)
+                raise Refuse(Code.CTX_UNSUPPORTED, f"forward reads `{ctx}.{use.attr}`, which it never sets", use.node)
             first_set = min(u.position for u in set_sites[use.attr])
             if use.position < first_set:
-                raise Refuse("INL100", f"class {name}: forward reads `{ctx}.{use.attr}` before setting it", use.node)
+                raise Refuse(Code.CTX_UNSUPPORTED, f"forward reads `{ctx}.{use.attr}` before setting it", use.node)
             attributes[id(use.node)] = cst.Name(attr_residual[use.attr].fwd_name)
 
         # -- mark_dirty / mark_non_differentiable / set_materialize_grads -----
         for use in calls:
             call = use.node
             assert isinstance(call, cst.Call)
-            code = "INL107" if use.attr.startswith("mark_") else "INL108"
+            code = Code.MARKS_UNMATCHED if use.attr.startswith("mark_") else Code.CONDITIONAL_MATERIALIZE_GRADS
             if not use.top_level:
-                raise Refuse(code, f"class {name}: `{ctx}.{use.attr}` is called conditionally", call)
+                raise Refuse(code, f"`{ctx}.{use.attr}` is called conditionally", call)
             if any(pos < use.position for _, pos in facts.returns):
-                raise Refuse(code, f"class {name}: forward can return before `{ctx}.{use.attr}`", call)
+                raise Refuse(code, f"forward can return before `{ctx}.{use.attr}`", call)
             smalls[id(use.small)] = None
             if use.attr == "set_materialize_grads":
                 spec.materialize_grads = self._materialize_flag(call)
@@ -647,14 +648,14 @@ class _CombinedLowering:
             missing = needed - at_return.get(id(ret), frozenset())
             if missing:
                 raise Refuse(
-                    "INL103",
-                    f"class {name}: {self._describe(missing, residuals, ctx)} not set on every path that returns",
+                    Code.CTX_ATTRIBUTE_ON_SOME_PATHS,
+                    f"{self._describe(missing, residuals, ctx)} not set on every path that returns",
                     ret,
                 )
         if end_state is not None and needed - end_state:
             raise Refuse(
-                "INL103",
-                f"class {name}: {self._describe(needed - end_state, residuals, ctx)} not set on every path that returns",
+                Code.CTX_ATTRIBUTE_ON_SOME_PATHS,
+                f"{self._describe(needed - end_state, residuals, ctx)} not set on every path that returns",
                 self.forward,
             )
 
@@ -709,7 +710,7 @@ class _CombinedLowering:
             func=jvp, saved_kind="fsaved",
         )
         if scratch.bwd_needs_input_grad:
-            raise Refuse("INL100", f"class {self.name}: jvp reads `{ctx}.needs_input_grad`", jvp)
+            raise Refuse(Code.CTX_UNSUPPORTED, f"jvp reads `{ctx}.needs_input_grad`", jvp)
         spec.jvp = self.jvp_name
         return lowered
 
@@ -829,7 +830,7 @@ class _CombinedLowering:
     def _materialize_flag(self, call: cst.Call) -> bool:
         if len(call.args) == 1 and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in ("True", "False"):
             return call.args[0].value.value == "True"
-        raise Refuse("INL108", f"class {self.name}: set_materialize_grads takes a value the engine cannot read statically", call)
+        raise Refuse(Code.CONDITIONAL_MATERIALIZE_GRADS, "set_materialize_grads takes a value the engine cannot read statically", call)
 
     def _dirty(self, call: cst.Call, positional: list[str], facts) -> tuple[int, ...]:
         out = []
@@ -837,7 +838,7 @@ class _CombinedLowering:
             value = arg.value
             if arg.star or not isinstance(value, cst.Name) or value.value not in positional or facts.stores.get(value.value):
                 raise Refuse(
-                    "INL107", f"class {self.name}: mark_dirty argument is not an input parameter that is never rebound", call
+                    Code.MARKS_UNMATCHED, "mark_dirty argument is not an input parameter that is never rebound", call
                 )
             out.append(positional.index(value.value))
         return tuple(out)
@@ -847,23 +848,23 @@ class _CombinedLowering:
         for arg in call.args:
             value = arg.value
             if arg.star or not isinstance(value, cst.Name):
-                raise Refuse("INL107", f"class {self.name}: mark_non_differentiable argument is not a plain name", call)
+                raise Refuse(Code.MARKS_UNMATCHED, "mark_non_differentiable argument is not a plain name", call)
             if any(pos > use.position or nested for pos, _, nested in facts.stores.get(value.value, [])):
-                raise Refuse("INL107", f"class {self.name}: `{value.value}` is rebound after mark_non_differentiable", call)
+                raise Refuse(Code.MARKS_UNMATCHED, f"`{value.value}` is rebound after mark_non_differentiable", call)
             marked.append(value.value)
         result: tuple[int, ...] | None = None
         for ret, pos in facts.returns:
             if pos < use.position:
-                raise Refuse("INL107", f"class {self.name}: forward returns before mark_non_differentiable", ret)
+                raise Refuse(Code.MARKS_UNMATCHED, "forward returns before mark_non_differentiable", ret)
             value = ret.value
             if isinstance(value, cst.Tuple):
                 items = [el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else None for el in value.elements]
                 if any(isinstance(el, cst.StarredElement) for el in value.elements):
-                    raise Refuse("INL107", f"class {self.name}: the outputs of forward are starred", ret)
+                    raise Refuse(Code.MARKS_UNMATCHED, "the outputs of forward are starred", ret)
             elif isinstance(value, cst.Name) and self.output_items and value.value == self.output_items[0]:
                 items = list(self.output_items[1])
                 if any(len(facts.stores.get(m, [])) != 1 for m in marked):
-                    raise Refuse("INL107", f"class {self.name}: a marked output is rebound after unpacking", call)
+                    raise Refuse(Code.MARKS_UNMATCHED, "a marked output is rebound after unpacking", call)
             elif isinstance(value, cst.Name):
                 items = [value.value]
             else:
@@ -872,13 +873,13 @@ class _CombinedLowering:
                 idx = tuple(items.index(m) for m in marked)
             except ValueError:
                 raise Refuse(
-                    "INL107", f"class {self.name}: a mark_non_differentiable output cannot be matched to a returned name", ret
+                    Code.MARKS_UNMATCHED, "a mark_non_differentiable output cannot be matched to a returned name", ret
                 ) from None
             if result is not None and idx != result:
-                raise Refuse("INL107", f"class {self.name}: returns disagree on which outputs are non-differentiable", ret)
+                raise Refuse(Code.MARKS_UNMATCHED, "returns disagree on which outputs are non-differentiable", ret)
             result = idx
         if result is None:
-            raise Refuse("INL107", f"class {self.name}: mark_non_differentiable but forward has no return", call)
+            raise Refuse(Code.MARKS_UNMATCHED, "mark_non_differentiable but forward has no return", call)
         return result
 
     def _saved_unpack(self, ctx: str, facts, func: cst.FunctionDef | None = None) -> tuple[cst.SimpleStatementLine, list[str]] | None:
@@ -974,19 +975,18 @@ class _CombinedLowering:
         saved_kind: str = "saved",
     ) -> cst.FunctionDef:
         """Lower backward (or, with ``func``/``saved_kind="fsaved"``, jvp): ctx reads become residual names."""
-        name = self.name
         func = func or self.backward
         role = func.name.value
         if facts.has_yield:
-            raise Refuse("INL105", f"class {name}: {role} is a generator or coroutine", func)
+            raise Refuse(Code.CLASS_SHAPE, f"{role} is a generator or coroutine", func)
         taken = set(bwd_names)
         smalls: dict[int, cst.BaseSmallStatement | None] = {}
         attributes: dict[int, cst.BaseExpression] = {}
         for use in facts.ctx_uses:
             if use.kind == "set":
-                raise Refuse("INL104", f"class {name}: {role} writes `{ctx}.{use.attr}`", use.node)
+                raise Refuse(Code.BACKWARD_WRITES_CTX, f"{role} writes `{ctx}.{use.attr}`", use.node)
             if use.kind == "call":
-                raise Refuse("INL100", f"class {name}: {role} calls `{ctx}.{use.attr}`", use.node)
+                raise Refuse(Code.CTX_UNSUPPORTED, f"{role} calls `{ctx}.{use.attr}`", use.node)
 
         saved = [r for r in residuals if r.kind == saved_kind]
         saved_reads = [u.node for u in facts.ctx_uses if u.kind == "read" and u.attr in ("saved_tensors", "saved_variables")]
@@ -1028,7 +1028,7 @@ class _CombinedLowering:
                 if use.attr in attr_residual:
                     attributes[id(call)] = cst.Name(attr_residual[use.attr].bwd_name)
                 elif use.attr in _RESERVED_ATTRS or use.attr.startswith("_"):
-                    raise Refuse("INL100", f"class {name}: {role} reads `{ctx}.{use.attr}` through getattr", call)
+                    raise Refuse(Code.CTX_UNSUPPORTED, f"{role} reads `{ctx}.{use.attr}` through getattr", call)
                 else:
                     attributes[id(call)] = call.args[2].value  # never set: getattr gives the default
                 continue
@@ -1047,7 +1047,7 @@ class _CombinedLowering:
                     attributes[id(use.node)] = cst.Tuple([])
             elif use.attr == "needs_input_grad":
                 if "needs_input_grad" in bwd_names:
-                    raise Refuse("INL100", f"class {name}: {role} already uses the name `needs_input_grad`", use.node)
+                    raise Refuse(Code.CTX_UNSUPPORTED, f"{role} already uses the name `needs_input_grad`", use.node)
                 needs_input_grad = True
                 attributes[id(use.node)] = cst.Name("needs_input_grad")
             elif use.attr in attr_residual:
@@ -1055,7 +1055,7 @@ class _CombinedLowering:
                     continue  # its `name = ctx.attr` statement became the residual unpacking
                 attributes[id(use.node)] = cst.Name(attr_residual[use.attr].bwd_name)
             else:
-                raise Refuse("INL100", f"class {name}: {role} reads `{ctx}.{use.attr}`, which forward never sets", use.node)
+                raise Refuse(Code.CTX_UNSUPPORTED, f"{role} reads `{ctx}.{use.attr}`, which forward never sets", use.node)
         spec.bwd_needs_input_grad = needs_input_grad
         if saved_kind == "saved":
             spec.saved_on_demand = on_demand
@@ -1274,14 +1274,14 @@ class _SetupContextLowering:
         # carrier has forward's signature, so torch binds them as for the original
         # (docs/semantics.md §14: torch 2.13 rejects any, 2.9 accepts them omitted).
         if params.star_kwarg is not None or params.posonly_params:
-            raise Refuse("INL109", f"class {name}: a setup_context forward with ** or positional-only parameters", self.forward)
+            raise Refuse(Code.SIGNATURE, "a setup_context forward with ** or positional-only parameters", self.forward)
         setup_params = [p.name.value for p in self.setup.params.params]
         if len(setup_params) != 3 or isinstance(self.setup.params.star_arg, cst.Param) or self.setup.params.kwonly_params:
-            raise Refuse("INL109", f"class {name}: setup_context must take (ctx, inputs, output)", self.setup)
+            raise Refuse(Code.SIGNATURE, "setup_context must take (ctx, inputs, output)", self.setup)
         ctx, inputs_name, output_name = setup_params
         forward_facts = analyse(self.forward, None)
         if forward_facts.has_yield:
-            raise Refuse("INL105", f"class {name}: forward is a generator or coroutine", self.forward)
+            raise Refuse(Code.CLASS_SHAPE, "forward is a generator or coroutine", self.forward)
         body = self.forward.body
         assert isinstance(body, cst.IndentedBlock)
         returns = forward_facts.returns
@@ -1292,7 +1292,7 @@ class _SetupContextLowering:
             or len(last.body) != 1
             or last.body[0] is not returns[0][0]
         ):
-            raise Refuse("INL105", f"class {name}: a setup_context forward must end in its only return", self.forward)
+            raise Refuse(Code.CLASS_SHAPE, "a setup_context forward must end in its only return", self.forward)
         setup_body = self.setup.body
         assert isinstance(setup_body, cst.IndentedBlock)
         for stmt in setup_body.body:
@@ -1300,8 +1300,8 @@ class _SetupContextLowering:
             stmt.visit(check)
             if not check.ok:
                 raise Refuse(
-                    "INL110",
-                    f"class {name}: setup_context computes values (flattening could change torch.func higher-order grads)",
+                    Code.SETUP_CONTEXT_COMPUTES,
+                    "setup_context computes values (flattening could change torch.func higher-order grads)",
                     stmt,
                 )
         positional = [p.name.value for p in params.params]
@@ -1312,7 +1312,7 @@ class _SetupContextLowering:
             stored_in_forward.add(params.star_arg.name.value)
         clash = setup_free & stored_in_forward - _stored_names(self.setup)
         if clash:
-            raise Refuse("INL105", f"class {name}: setup_context reads `{sorted(clash)[0]}`, which forward also binds", self.setup)
+            raise Refuse(Code.CLASS_SHAPE, f"setup_context reads `{sorted(clash)[0]}`, which forward also binds", self.setup)
 
         taken = forward_names | names_in(self.setup) | names_in(self.backward)
         mapping = {}

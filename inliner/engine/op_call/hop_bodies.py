@@ -37,6 +37,7 @@ from typing import Callable
 
 import libcst as cst
 
+from inliner.engine.codes import Code
 from inliner.engine.model import Refuse
 from inliner.engine.names import dotted
 
@@ -111,7 +112,7 @@ def check_body(func: cst.FunctionDef, body: list[cst.BaseStatement], *, kind: st
     for i, stmt in enumerate(body):
         if not isinstance(stmt, cst.SimpleStatementLine):
             what = _statement_kind(stmt)
-            raise Refuse("INL202", f"the {role} body has {what}; op bodies must be straight-line code", stmt)
+            raise Refuse(Code.OP_BODY_NOT_STRAIGHT_LINE, f"the {role} body has {what}; op bodies must be straight-line code", stmt)
         for j, small in enumerate(stmt.body):
             last = i == len(body) - 1 and j == len(stmt.body) - 1
             checker.small(small, last)
@@ -141,7 +142,7 @@ class _Checker:
             return {_FX_GLOBALS[head] + (f".{rest}" if rest else "")}
         return meanings
 
-    def refuse(self, what: str, node: cst.CSTNode, code: str = "INL202") -> None:
+    def refuse(self, what: str, node: cst.CSTNode, code: Code = Code.OP_BODY_NOT_STRAIGHT_LINE) -> None:
         raise Refuse(code, f"the {self.role} body {what}", node)
 
     # -- statements ----------------------------------------------------------------
@@ -281,7 +282,7 @@ class _Checker:
                     self.refuse("calls autograd_function_apply itself; op calls inside op bodies are not flattened", node)
                 if any(m.rsplit(".", 1)[-1] in _GRAD_MODE for m in meanings):
                     self.refuse(
-                        f"switches grad mode (`{name}`) other than by dynamo's bracket around the whole body", node, "INL203"
+                        f"switches grad mode (`{name}`) other than by dynamo's bracket around the whole body", node, Code.OP_BODY_GRAD_MODE
                     )
             else:
                 what = f"the builtin `{name}`" if any(m.startswith("builtins.") for m in meanings) else f"`{name}`"

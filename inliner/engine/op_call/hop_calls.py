@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.codes import Code
 from inliner.engine.model import Refuse
 from inliner.engine.op_call.lower_hop import HOP_NAMES, KNOWN_FLAGS, HopFlags
 from inliner.engine.source import SourceText
@@ -65,15 +66,15 @@ def resolve(site: HopCall, tree: ast.Module, index: ScopeIndex, text: SourceText
     """Fill in flags and bodies, or raise Refuse."""
     call = site.call
     if len(call.args) < 2 or any(isinstance(a, ast.Starred) for a in call.args):
-        raise Refuse("INL201", "autograd_function_apply call without literal fwd/bwd and operands", None)
+        raise Refuse(Code.OP_CALL_SHAPE, "fwd/bwd and the operands are not literal arguments", None)
     values = {}
     for keyword in call.keywords:
         if keyword.arg not in KNOWN_FLAGS:
-            raise Refuse("INL201", f"autograd_function_apply call passes an unknown keyword `{keyword.arg}`", None)
+            raise Refuse(Code.OP_CALL_SHAPE, f"an unknown keyword `{keyword.arg}` is passed", None)
         try:
             values[keyword.arg] = tuple(ast.literal_eval(keyword.value))
         except (ValueError, TypeError, SyntaxError):
-            raise Refuse("INL201", f"autograd_function_apply call: `{keyword.arg}` is not a literal list", None) from None
+            raise Refuse(Code.OP_CALL_SHAPE, f"`{keyword.arg}` is not a literal list", None) from None
     site.flags = HopFlags(
         non_differentiable_idx=values.get("non_differentiable_idx", ()),
         saved_for_backward_idx=values.get("saved_for_backward_idx"),
@@ -88,7 +89,7 @@ def resolve(site: HopCall, tree: ast.Module, index: ScopeIndex, text: SourceText
 
 
 def _body(expr: ast.expr, site: HopCall, index: ScopeIndex, role: str) -> Body:
-    not_found = Refuse("INL200", f"the {role} body of an autograd_function_apply call cannot be found statically", None)
+    not_found = Refuse(Code.OP_BODIES_NOT_FOUND, f"the {role} body of an autograd_function_apply call cannot be found statically", None)
     if isinstance(expr, ast.Name):
         found = index.lookup(expr.id, site.scope)
         bindings = found.bindings.get(expr.id, []) if found else []

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from inliner.engine.analysis.ctxflow import analyse
+from inliner.engine.codes import Code
 from inliner.engine.model import CustomVJP, Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
 from inliner.engine.op_call.hop_bodies import Qualify, check_body, strip_dynamo_bracket
@@ -74,10 +75,10 @@ def lower_hop(
     n_outputs, n_saved = _fwd_shape(fwd_body, _tuple_locals(fwd, fwd_body))
     positional = [p for p in bwd_params.params]
     if bwd_params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or bwd_params.kwonly_params or bwd_params.star_kwarg:
-        raise Refuse("INL201", "the backward body takes *args/**kwargs", bwd)
+        raise Refuse(Code.OP_CALL_SHAPE, "the backward body takes *args/**kwargs", bwd)
     if len(positional) != n_outputs + n_saved:
         raise Refuse(
-            "INL201",
+            Code.OP_CALL_SHAPE,
             f"the backward body takes {len(positional)} parameters, expected {n_outputs} grads + {n_saved} saved values",
             bwd,
         )
@@ -88,12 +89,12 @@ def lower_hop(
         n_tensor_args = sum(flags.args_tensor_mask or ())
         extra_nones = n_operands - n_tensor_args
         if extra_nones < 0:
-            raise Refuse("INL201", "args_tensor_mask names more tensors than the call passes", bwd)
+            raise Refuse(Code.OP_CALL_SHAPE, "args_tensor_mask names more tensors than the call passes", bwd)
     if extra_nones:
         # torch <= 2.9 applies the Function to the tensor args only; lifted free
         # variables get no gradient slot, so bwd answers None for them.
         if qualify("isinstance") != {"builtins.isinstance"} or qualify("tuple") != {"builtins.tuple"}:
-            raise Refuse("INL201", "the module rebinds `isinstance` or `tuple`, which the lifted operands' gradients need", bwd)
+            raise Refuse(Code.OP_CALL_SHAPE, "the module rebinds `isinstance` or `tuple`, which the lifted operands' gradients need", bwd)
         tensors = _annotated_tensors(bwd, bwd_body) if bwd_kind == "dump" else set()
         lifted = _LiftedNones(n_operands - extra_nones, extra_nones, _tuple_locals(bwd, bwd_body), tensors, names_in(bwd))
         bwd_body = lifted.append_to(bwd_body, bwd)
@@ -148,15 +149,15 @@ def _descendants(node: cst.CSTNode):
 def _drop_leading(func: cst.FunctionDef, count: int, name: str) -> cst.Parameters:
     params = func.params
     if params.posonly_params:
-        raise Refuse("INL201", "a body with positional-only parameters", func)
+        raise Refuse(Code.OP_CALL_SHAPE, "a body with positional-only parameters", func)
     if len(params.params) < count:
-        raise Refuse("INL201", "a body takes fewer parameters than its ABI needs", func)
+        raise Refuse(Code.OP_CALL_SHAPE, "a body takes fewer parameters than its ABI needs", func)
     dropped = params.params[:count]
     used = names_in(func.body)
     for param in dropped:
         if param.name.value in used:
             raise Refuse(
-                "INL201",
+                Code.OP_CALL_SHAPE,
                 f"the body uses `{param.name.value}` (a submodule, parameter or ctx), which a flat function cannot carry",
                 func,
             )
@@ -328,18 +329,18 @@ def _fwd_shape(body: cst.IndentedBlock, bound: dict[str, cst.Tuple | cst.List]) 
     following locals bound once to a literal (``result = (out, saved)``, ``saved = (x, w)``)."""
     last = body.body[-1] if body.body else None
     if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
-        raise Refuse("INL201", "the forward body does not end in a return", last or body)
+        raise Refuse(Code.OP_CALL_SHAPE, "the forward body does not end in a return", last or body)
     value = _follow(last.body[-1].value, bound)
     if not (isinstance(value, cst.Tuple) and len(value.elements) == 2) or any(
         isinstance(e, cst.StarredElement) for e in value.elements
     ):
-        raise Refuse("INL201", "the forward body does not return (outputs, saved)", last)
+        raise Refuse(Code.OP_CALL_SHAPE, "the forward body does not return (outputs, saved)", last)
     outputs, saved = (_follow(el.value, bound) for el in value.elements)
     if not isinstance(saved, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in saved.elements):
-        raise Refuse("INL201", "the forward body's saved values are neither a literal tuple nor a local bound once to one", last)
+        raise Refuse(Code.OP_CALL_SHAPE, "the forward body's saved values are neither a literal tuple nor a local bound once to one", last)
     if isinstance(outputs, cst.Tuple):
         if any(isinstance(e, cst.StarredElement) for e in outputs.elements):
-            raise Refuse("INL201", "the forward body's outputs are starred", last)
+            raise Refuse(Code.OP_CALL_SHAPE, "the forward body's outputs are starred", last)
         return len(outputs.elements), len(saved.elements)
     return 1, len(saved.elements)
 
@@ -368,10 +369,10 @@ class _LiftedNones:
     def append_to(self, body: cst.IndentedBlock, where: cst.CSTNode) -> cst.IndentedBlock:
         last = body.body[-1]
         if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
-            raise Refuse("INL201", "the backward body does not end in a return", where)
+            raise Refuse(Code.OP_CALL_SHAPE, "the backward body does not end in a return", where)
         ret = last.body[-1]
         if len(analyse(cst.FunctionDef(cst.Name("bwd"), cst.Parameters(), body), None).returns) != 1:
-            raise Refuse("INL201", "the backward body returns early (the lifted operands' None gradients go on its last return)", where)
+            raise Refuse(Code.OP_CALL_SHAPE, "the backward body returns early (the lifted operands' None gradients go on its last return)", where)
         value = ret.value if ret.value is not None else cst.Name("None")
         before: list[cst.BaseSmallStatement] = []
         literal = _follow(value, self.bound) if isinstance(value, cst.Name) else value

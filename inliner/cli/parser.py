@@ -56,16 +56,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_inputs(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="files and directories to rewrite; '-' reads stdin")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files and directories to rewrite; '-' reads stdin",
+    )
 
 
 def _add_modes(parser: argparse.ArgumentParser) -> None:
     """Write, check or diff; which candidates; how carefully."""
     parser.add_argument(
-        "--check", action="store_true", default=None, help="write nothing; exit 1 if any file would change"
+        "--check",
+        action="store_true",
+        default=None,
+        help="write nothing; exit 1 if any file would change",
     )
     parser.add_argument(
-        "--diff", action="store_true", default=None, help="write nothing; print a unified diff on stdout"
+        "--diff",
+        action="store_true",
+        default=None,
+        help="write nothing; print a unified diff on stdout",
     )
     parser.add_argument(
         "--color",
@@ -86,7 +97,13 @@ def _add_modes(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="skip checking that the output compiles and that a second pass changes nothing",
     )
-    safety.add_argument("--safe", dest="fast", action="store_false", default=None, help="the default; undoes --fast")
+    safety.add_argument(
+        "--safe",
+        dest="fast",
+        action="store_false",
+        default=None,
+        help="the default; undoes --fast",
+    )
 
 
 def _add_file_filters(parser: argparse.ArgumentParser) -> None:
@@ -102,22 +119,36 @@ def _add_file_filters(parser: argparse.ArgumentParser) -> None:
         help="paths to skip inside directories, matched against /path/relative/to/root (directories end "
         "in '/'); giving it replaces the default and turns off .gitignore",
     )
-    parser.add_argument("--extend-exclude", metavar="REGEX", help="more paths to skip, on top of --exclude")
+    parser.add_argument(
+        "--extend-exclude",
+        metavar="REGEX",
+        help="more paths to skip, on top of --exclude",
+    )
     parser.add_argument(
         "--force-exclude",
         metavar="REGEX",
         help="paths to skip even when named on the command line (useful for pre-commit)",
     )
     parser.add_argument(
-        "--stdin-filename", metavar="PATH", help="the name of the file read from '-' (messages, config)"
+        "--stdin-filename",
+        metavar="PATH",
+        help="the name of the file read from '-' (messages, config)",
     )
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
     """Workers, and how much is said while they work."""
-    parser.add_argument("-j", "--jobs", type=_jobs, metavar="N", help="worker processes (default: number of CPUs)")
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        metavar="N",
+        help="worker processes (default: number of CPUs)",
+    )
     verbosity = parser.add_mutually_exclusive_group()
-    verbosity.add_argument("-q", "--quiet", action="store_true", default=None, help="print errors only")
+    verbosity.add_argument(
+        "-q", "--quiet", action="store_true", default=None, help="print errors only"
+    )
     verbosity.add_argument(
         "-v",
         "--verbose",
@@ -152,6 +183,10 @@ def _add_output_formats(parser: argparse.ArgumentParser) -> None:
 def _add_config(parser: argparse.ArgumentParser) -> None:
     """Where ``[tool.inliner]`` is read from, and which inliner reads it."""
     parser.add_argument(
-        "--config", metavar="FILE", help="read [tool.inliner] from FILE instead of the project's pyproject.toml"
+        "--config",
+        metavar="FILE",
+        help="read [tool.inliner] from FILE instead of the project's pyproject.toml",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}"
+    )

@@ -33,24 +33,31 @@ from inliner.engine.analysis.compile_context import CompileContext, bodies_of
 from inliner.engine.analysis.compile_kind import CALL_RESIDUALS, CLASS_RESIDUALS, CompileKind, names_mutated_in
 from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.codes import Code
 from inliner.engine.diagnostics import Diagnostic, Severity, internal_error
 from inliner.engine.emit import emit
-from inliner.engine.imports import import_edits
 from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_uses
+from inliner.engine.function_class.decorators import DecoratorReader, DecoratorUse
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
 from inliner.engine.function_class.lower_function import Inherited, lower_function_class
-from inliner.engine.function_class.decorators import DecoratorReader, DecoratorUse
+from inliner.engine.imports import import_edits
 from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, relocated
 from inliner.engine.invariants import check_no_new_names
 from inliner.engine.line_origin import Emitted, Origin
 from inliner.engine.model import CustomVJP, Refusal, Refuse
 from inliner.engine.names import dotted as cst_dotted
 from inliner.engine.names import fresh, snake_case
-from inliner.engine.op_call.hop_calls import HopCall, annotate_parents, find_calls, remaining_loads, resolve, source_comment
+from inliner.engine.op_call.hop_calls import (
+    HopCall,
+    annotate_parents,
+    find_calls,
+    remaining_loads,
+    resolve,
+    source_comment,
+)
 from inliner.engine.op_call.lower_hop import lower_hop
-from inliner.engine.result import FlattenResult, Selection, Target
+from inliner.engine.result import FlattenResult, Selection, Target, TextEdit
 from inliner.engine.source import Block, SourceText, parse_block
-from inliner.engine.codes import Code
 
 FUNCTION_BASES = frozenset(
     {
@@ -145,14 +152,40 @@ def rewrite_module(
     parsed = run.cache.module(source, path, lambda: _read_module(source, path))
     if isinstance(parsed, FlattenResult):
         return parsed
-    tree, classes, hop_names, index, text = parsed.tree, parsed.classes, parsed.hop_names, parsed.index, parsed.text
+    of_statement = _statement_facts(run.cache, parsed.text)
     compiling = CompileContext(
-        tree, index, text, module=module, overrides=compile_overrides, of_statement=_statement_facts(run.cache, text)
+        parsed.tree, parsed.index, parsed.text, module=module, overrides=compile_overrides, of_statement=of_statement
     )
+    candidates = _find_candidates(parsed, select)
+    if not candidates:
+        return FlattenResult(source)
+    names, edits, local_edits = _lower_candidates(candidates, parsed, compiling, run)
+    report = _Report.of(candidates, compiling, path)
+    if not report.flattened or run.diagnostics_only:
+        return FlattenResult(
+            source, report.diagnostics, report.flattened, report.refused, targets=report.targets,
+            emitted=not run.diagnostics_only, compile_kinds=report.kinds,
+        )  # fmt: skip
+    _splice_locals(local_edits, edits, parsed.text)
+    edits += _apply_site_edits(candidates, edits, parsed.text)
+    final = _final_edits(candidates, names, parsed, edits, path)
+    new_source = parsed.text.apply(final)
+    return FlattenResult(
+        new_source, report.diagnostics, report.flattened, report.refused, changed=new_source != source,
+        compile_kinds=report.kinds, edits=final, targets=report.targets, original=source,
+    )  # fmt: skip
 
-    candidates = _class_candidates(classes, index, text)
-    candidates += _subclass_candidates(classes, candidates, index, text)
-    if hop_names:
+
+# -- the phases of rewrite_module --------------------------------------------------
+
+
+def _find_candidates(parsed: _Module, select: Selection | None) -> list[_Candidate]:
+    """Function classes, their same-scope subclasses and op calls, in source order (only
+    the selected ones and their families, with ``select``)."""
+    tree, index, text = parsed.tree, parsed.index, parsed.text
+    candidates = _class_candidates(parsed.classes, index, text)
+    candidates += _subclass_candidates(parsed.classes, candidates, index, text)
+    if parsed.hop_names:
         annotate_parents(tree)
         candidates += _call_candidates(tree, index, text)
     candidates.sort(key=lambda c: (c.first_line, c.name_position))
@@ -160,14 +193,19 @@ def rewrite_module(
     if select is not None:
         chosen = {id(_root(c)) for c in candidates if _selected(c, select)}
         candidates = [c for c in candidates if _selected(c, select) or id(_root(c)) in chosen]
-    if not candidates:
-        return FlattenResult(source)
+    return candidates
 
-    taken = set(index.names)
+
+def _lower_candidates(
+    candidates: list[_Candidate], parsed: _Module, compiling: CompileContext, run: _Run
+) -> tuple[_RuntimeNames, list[tuple[int, int, str]], dict[int, _LocalEdits]]:
+    """Lower every candidate (a class with its subclasses), setting each one's outcome.
+
+    Returns the runtime's names in the module, the edits replacing each flattened
+    candidate's text, and what the flattened calls do to their functions' locals."""
+    taken = set(parsed.index.names)
     names = _RuntimeNames.choose(taken)
-    runtime_name = names.custom_vjp
-    parents = Parents(tree)
-
+    parents = Parents(parsed.tree)
     edits: list[tuple[int, int, str]] = []
     local_edits: dict[int, _LocalEdits] = {}
     for candidate in candidates:
@@ -175,42 +213,85 @@ def rewrite_module(
             continue  # a subclass is flattened with its base
         run.check()
         if candidate.kind == "class":
-            edits.extend(_flatten_family(candidate, candidates, index, text, taken, names, parents, compiling, run))
-            continue
-        name = candidate.name
-        try:
-            edits.extend(_flatten_call(candidate, tree, text, taken, runtime_name, local_edits, compiling, run))
-        except Refuse as refuse:
-            candidate.outcome = refuse.refusal
-            continue
-        except Exception as exc:  # an engine bug: this one stays as written, the others go on
-            candidate.name = name  # an op call is renamed once lowered
-            candidate.outcome = _internal_refusal(exc)
-            continue
+            edits.extend(
+                _flatten_family(candidate, candidates, parsed.index, parsed.text, taken, names, parents, compiling, run)
+            )
+        else:
+            edits.extend(_flatten_call_or_refuse(candidate, parsed, taken, names.custom_vjp, local_edits, compiling, run))
     for candidate in candidates:
         if candidate.outcome is None:  # a subclass of a class left as it is
             base = candidate.base
             assert base is not None
             candidate.outcome = Refusal(Code.USED_AS_FUNCTION, f"its base {base.name} stays a torch.autograd.Function", None)
-    own = [_diagnostic(c, path) for c in candidates]
-    diagnostics = tuple(d for c, mine in zip(candidates, own) for d in (mine, *_pragma_diagnostics(c, compiling, path)))
-    flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
-    refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
-    targets = _targets(candidates, own)
-    kinds = tuple((c.name, c.compile) for c in candidates if isinstance(c.outcome, CustomVJP) and c.compile is not None)
-    if not flattened or run.diagnostics_only:
-        emitted = not run.diagnostics_only
-        return FlattenResult(source, diagnostics, flattened, refused, targets=targets, emitted=emitted, compile_kinds=kinds)
-    # Several calls in one function touch the same statements (`fwd_body_1 = bwd_body_1 =
-    # autograd_function_apply = None` clears the next call's bodies and the previous call's
-    # result), so what they do to locals is merged and spliced once.
+    return names, edits, local_edits
+
+
+def _flatten_call_or_refuse(
+    candidate: _Candidate,
+    parsed: _Module,
+    taken: set[str],
+    runtime_name: str,
+    local_edits: dict[int, _LocalEdits],
+    compiling: CompileContext,
+    run: _Run,
+) -> list[tuple[int, int, str]]:
+    """``_flatten_call``, its refusal (or an engine bug) recorded as the candidate's outcome."""
+    name = candidate.name
+    try:
+        return _flatten_call(candidate, parsed.tree, parsed.text, taken, runtime_name, local_edits, compiling, run)
+    except Refuse as refuse:
+        candidate.outcome = refuse.refusal
+    except Exception as exc:  # an engine bug: this one stays as written, the others go on
+        candidate.name = name  # an op call is renamed once lowered
+        candidate.outcome = _internal_refusal(exc)
+    return []
+
+
+@dataclass(frozen=True)
+class _Report:
+    """What the result says about the candidates, whether or not code is emitted."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    flattened: tuple[str, ...]
+    refused: tuple[str, ...]
+    targets: tuple[Target, ...]
+    kinds: tuple[tuple[str, CompileKind], ...]
+
+    @staticmethod
+    def of(candidates: list[_Candidate], compiling: CompileContext, path: str) -> _Report:
+        own = [_diagnostic(c, path) for c in candidates]
+        pairs = zip(candidates, own)
+        diagnostics = tuple(d for c, mine in pairs for d in (mine, *_pragma_diagnostics(c, compiling, path)))
+        flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
+        refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
+        targets = _targets(candidates, own)
+        kinds = tuple(
+            (c.name, c.compile) for c in candidates if isinstance(c.outcome, CustomVJP) and c.compile is not None
+        )
+        return _Report(diagnostics, flattened, refused, targets, kinds)
+
+
+def _splice_locals(local_edits: dict[int, _LocalEdits], edits: list[tuple[int, int, str]], text: SourceText) -> None:
+    """Add to ``edits`` what the flattened calls do to their functions' locals.
+
+    Several calls in one function touch the same statements (``fwd_body_1 = bwd_body_1 =
+    autograd_function_apply = None`` clears the next call's bodies and the previous call's
+    result), so what they do to locals is merged and spliced once. A rename inside text
+    already deleted (by any edit so far, an earlier function's included) is not made."""
     for local in local_edits.values():
         deleted = [(s, e) for s, e, r in edits if e > s and not r]
         releases = _drop_from_releases(local.function, local.dropped, text)
         edits.extend(releases)
-        edits.extend(_rename_locals(local.function, local.renames, text, deleted + [(s, e) for s, e, r in releases if not r]))
+        skip = deleted + [(s, e) for s, e, r in releases if not r]
+        edits.extend(_rename_locals(local.function, local.renames, text, skip))
 
+
+def _apply_site_edits(
+    candidates: list[_Candidate], edits: list[tuple[int, int, str]], text: SourceText
+) -> list[tuple[int, int, str]]:
+    """``F.apply`` -> the flat callable's name, wherever no other edit replaces that text."""
     spans = [(s, e) for s, e, _ in edits if e > s]
+    found = []
     for candidate in candidates:
         if candidate.kind != "class" or not isinstance(candidate.outcome, CustomVJP) or candidate.outcome.kept:
             continue  # a kept class keeps its `F.apply` call sites
@@ -218,19 +299,25 @@ def rewrite_module(
             start = text.offset(attribute.lineno, attribute.col_offset)
             end = text.offset(attribute.end_lineno, attribute.end_col_offset)
             if not any(s <= start < e for s, e in spans):
-                edits.append((start, end, candidate.name))
+                found.append((start, end, candidate.name))
+    return found
 
+
+def _final_edits(
+    candidates: list[_Candidate],
+    names: _RuntimeNames,
+    parsed: _Module,
+    edits: list[tuple[int, int, str]],
+    path: str,
+) -> tuple[TextEdit, ...]:
+    """``edits`` with the import edits before them (the runtime's import, the ones made unused)."""
+    text = parsed.text
     line = _runtime_import_line(candidates, names, text.newline)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the original's own warnings (escape sequences...), seen again
         rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
-    edits = import_edits(tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path) + edits
-    final = text.final_edits(edits)
-    new_source = text.apply(final)
-    return FlattenResult(
-        new_source, diagnostics, flattened, refused, changed=new_source != source, compile_kinds=kinds,
-        edits=final, targets=targets, original=source,
-    )  # fmt: skip
+    edits = import_edits(parsed.tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path) + edits
+    return text.final_edits(edits)
 
 
 def _read_module(source: str, path: str) -> _Module | FlattenResult:

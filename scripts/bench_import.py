@@ -180,17 +180,28 @@ def startup(reps: int) -> int:
         python = root / "venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
         purelib = subprocess.run(
             [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
         present, absent = Path(purelib) / SHIPPED_PTH_NAME, Path(purelib) / (SHIPPED_PTH_NAME + ".off")
         present.write_text(PTH_LINE, encoding="utf-8")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("INLINER_", "PYTHON"))}
         # the file is read: with the variable set, its line runs (and says inliner is not installed there)
-        said = subprocess.run([str(python), "-c", "pass"], env={**env, "INLINER_HOOK": "x"}, capture_output=True, text=True)
+        said = subprocess.run(
+            [str(python), "-c", "pass"], env={**env, "INLINER_HOOK": "x"}, capture_output=True, text=True
+        )
         assert "INLINER_HOOK is set" in said.stderr, said.stderr
         probe = subprocess.run(
-            [str(python), "-c", "import sys; print('inliner' in sys.modules or 'inliner.hook._startup' in sys.modules)"],
-            env=env, capture_output=True, text=True, check=True,
+            [
+                str(python),
+                "-c",
+                "import sys; print('inliner' in sys.modules or 'inliner.hook._startup' in sys.modules)",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         assert probe.stdout.strip() == "False", "unset: the line imports nothing"
 
@@ -203,7 +214,7 @@ def startup(reps: int) -> int:
         for _ in range(10):  # warm-up
             once()
         for rep in range(reps):
-            for mode in (("with .pth", "without .pth") if rep % 2 else ("without .pth", "with .pth")):
+            for mode in ("with .pth", "without .pth") if rep % 2 else ("without .pth", "with .pth"):
                 if mode == "with .pth":
                     absent.replace(present) if absent.exists() else None
                 else:
@@ -218,8 +229,11 @@ def startup(reps: int) -> int:
         )
         absent.replace(present) if absent.exists() else None
         cold = [
-            float(subprocess.run([str(python), "-S", "-c", cold_code], env=env, capture_output=True, text=True,
-                                 check=True).stdout)
+            float(
+                subprocess.run(
+                    [str(python), "-S", "-c", cold_code], env=env, capture_output=True, text=True, check=True
+                ).stdout
+            )
             for _ in range(30)
         ]
     finally:
@@ -235,12 +249,14 @@ def startup(reps: int) -> int:
             f"{mode:<14} {statistics.median(values) * 1e3:>10.2f} {statistics.fmean(values) * 1e3:>9.2f} "
             f"{min(values) * 1e3:>8.2f}"
         )
-    print(textwrap.dedent(f"""
+    print(
+        textwrap.dedent(f"""
         with / without (medians): {statistics.median(with_) / statistics.median(without):.3f}x
         paired difference (with - without, same pair): median {statistics.median(paired) * 1e3:+.2f} ms, \
 quartiles [{quartiles[0] * 1e3:+.2f}, {quartiles[2] * 1e3:+.2f}] ms
         the file alone, cold (site.addpackage, first call, median of {len(cold)} fresh interpreters): \
-{statistics.median(cold) * 1e6:.0f} us = {statistics.median(cold) / statistics.median(without) * 100:.2f}% of the median start-up"""))
+{statistics.median(cold) * 1e6:.0f} us = {statistics.median(cold) / statistics.median(without) * 100:.2f}% of the median start-up""")
+    )
     return 0
 
 
@@ -286,10 +302,12 @@ def main(argv: list[str] | None = None) -> int:
         )
     cached = statistics.median(s["total"] for s in samples["hook-cached"])
     on_disk = statistics.median(s["total"] for s in samples["on-disk"])
-    print(textwrap.dedent(f"""
+    print(
+        textwrap.dedent(f"""
         cached hook / plain      = {cached / plain:.2f}x (target <= 1.2x)
         cached hook / on-disk    = {cached / on_disk:.2f}x (the hook's own overhead over the same flattened code)
-        first hook / cached hook = {statistics.median(s['total'] for s in samples['hook-first']) / cached:.1f}x"""))
+        first hook / cached hook = {statistics.median(s["total"] for s in samples["hook-first"]) / cached:.1f}x""")
+    )
     return 0
 
 

@@ -198,7 +198,9 @@ def main() -> int:
         measure("small", generate_small(), args.runs, args.edits),
     ]
     print("Times in libcst parses of the same file (median; spread: min [quartiles] max)")
-    print(f"{'file':<6} {'lines':>6} {'diags':>6} {'parse':>9}  {'open':>6}  {'open spread':<26} {'key':>6}  key spread")
+    print(
+        f"{'file':<6} {'lines':>6} {'diags':>6} {'parse':>9}  {'open':>6}  {'open spread':<26} {'key':>6}  key spread"
+    )
     for row in rows:
         print(
             f"{row['name']:<6} {row['lines']:>6} {row['diagnostics']:>6} {row['parse_ms']:>7.0f}ms"
@@ -208,8 +210,10 @@ def main() -> int:
     large = rows[0]
     open_ok = statistics.median(large["open"]) <= 2.0
     key_ok = statistics.median(large["keys"]) <= 0.5
-    print(f"targets on the large file: open <= 2 parses: {'met' if open_ok else 'MISSED'}; "
-          f"keystroke median <= 0.5 parses: {'met' if key_ok else 'MISSED'}")
+    print(
+        f"targets on the large file: open <= 2 parses: {'met' if open_ok else 'MISSED'}; "
+        f"keystroke median <= 0.5 parses: {'met' if key_ok else 'MISSED'}"
+    )
     return 0
 
 

@@ -21,7 +21,7 @@ class Linear{i}(torch.autograd.Function):
         return grad_x, grad_w, None
 '''
 
-_SETUP = '''\
+_SETUP = """\
 class Exp{i}(torch.autograd.Function):
     generate_vmap_rule = True
 
@@ -39,9 +39,9 @@ class Exp{i}(torch.autograd.Function):
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
         return g * out * {k}, None
-'''
+"""
 
-_DIRTY = '''\
+_DIRTY = """\
 class AddInPlace{i}(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, y):
@@ -52,9 +52,9 @@ class AddInPlace{i}(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * {k}, g
-'''
+"""
 
-_BRANCHES = '''\
+_BRANCHES = """\
 class Clamp{i}(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, low, high):
@@ -71,9 +71,9 @@ class Clamp{i}(torch.autograd.Function):
         (mask,) = ctx.saved_tensors
         scale = -{k} if ctx.flipped else {k}
         return g * mask * scale, None, None
-'''
+"""
 
-_REFUSED = '''\
+_REFUSED = """\
 def _stash{i}(ctx, x):
     ctx.save_for_backward(x)
 
@@ -88,9 +88,9 @@ class Stashed{i}(torch.autograd.Function):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         return g * x * {k}
-'''
+"""
 
-_TEST = '''\
+_TEST = """\
 def test_{name}_{i}():
     torch.manual_seed({i})
     x = torch.randn(4, 3, requires_grad=True)
@@ -102,7 +102,7 @@ def test_{name}_{i}():
     values = [float(v) for v in y.flatten()[:3]]
     assert len(values) == 3
     return values
-'''
+"""
 
 _CALLS = {
     "Linear": "Linear{i}.apply(x, w, 0.5)",

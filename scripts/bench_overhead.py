@@ -37,9 +37,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
-
-import tracer_cases as tc  # noqa: E402
+import torch
+import tracer_cases as tc
 
 DEFAULT_CASES = "basic_linear,attrs_and_rebinding,needs_input_grad,early_return_group,double_backward"
 DEFAULT_KIND_CASES = (
@@ -87,8 +86,8 @@ def bench_eager(case: str, blocks: int, calls: int) -> tuple[float, float, float
 
 def bench_inductor(case: str, reps: int, steps: int) -> dict[bool, tuple[float, float]]:
     import torch._dynamo
-    import torch._inductor.config as inductor_config
     import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
 
     inductor_config.fx_graph_cache = False
     functorch_config.enable_autograd_cache = False
@@ -126,6 +125,7 @@ def bench_kind(name: str, blocks: int, calls: int) -> tuple[float, float]:
     import torch._dynamo
 
     from tests.support import compile_kind_cases as ck
+
     case = ck.CASES[name]
     torch._dynamo.reset()
 
@@ -178,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_inductor:
         print()
         print("inductor: compile time (first fwd+bwd) and step time (fwd+bwd), medians")
-        print(f"{'case':24} {'compile orig':>13} {'compile new':>12} {'ratio':>7} {'step orig':>11} {'step new':>10} {'ratio':>7}")
+        print(
+            f"{'case':24} {'compile orig':>13} {'compile new':>12} {'ratio':>7} {'step orig':>11} {'step new':>10} {'ratio':>7}"
+        )
         for case in cases:
             result = bench_inductor(case, args.compile_reps, args.steps)
             (co, so), (cn, sn) = result[False], result[True]
@@ -191,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         print("compile kinds: rewritten / original, eager step and torch.compile (inductor) step")
         print(f"{'case':24} {'kind':>15} {'eager':>7} {'compiled':>9}")
         from tests.support import compile_kind_cases as ck
+
         for name in [c for c in args.kind_cases.split(",") if c]:
             eager, compiled = bench_kind(name, max(args.blocks // 3, 4), max(args.calls // 4, 20))
             print(f"{name:24} {ck.CASES[name].kind:>15} {eager:7.3f} {compiled:9.3f}")

@@ -70,7 +70,11 @@ def main(argv: list[str] | None = None) -> int:
 
         tmp = tempfile.mkdtemp(prefix="inliner-bench-")
         root = Path(tmp) / "torch"
-        shutil.copytree(Path(torch.__file__).parent, root, ignore=shutil.ignore_patterns("__pycache__", "*.so*", "lib", "bin", "include"))
+        shutil.copytree(
+            Path(torch.__file__).parent,
+            root,
+            ignore=shutil.ignore_patterns("__pycache__", "*.so*", "lib", "bin", "include"),
+        )
     try:
         files = _python_files(root)
         lines = sum(p.read_bytes().count(b"\n") for p in files)
@@ -79,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         inliner_time, proc = _run([sys.executable, "-m", "inliner", "--check", "--jobs", str(args.jobs), str(root)])
         parse_time = _bare_parse(files, args.jobs)
         subset = files[:: max(1, len(files) // args.subset)][: args.subset]
-        black_time, _ = _run([sys.executable, "-m", "black", "--check", "--quiet", "--workers", str(args.jobs), *map(str, subset)])
+        black_time, _ = _run(
+            [sys.executable, "-m", "black", "--check", "--quiet", "--workers", str(args.jobs), *map(str, subset)]
+        )
         black_full_estimate = black_time * len(files) / len(subset)
 
         codes = collections.Counter(re.findall(r": (INL\d+) ", proc.stderr))

@@ -144,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--engine-root", help="import inliner from this folder (a snapshot of the engine)")
     parser.add_argument("--replay", type=int, help="print one seed's module, rewrite and failures, then exit")
-    parser.add_argument("--dumps", action="store_true", help="fuzz dumped graphs of chained op calls instead of Functions")
+    parser.add_argument(
+        "--dumps", action="store_true", help="fuzz dumped graphs of chained op calls instead of Functions"
+    )
     args = parser.parse_args(argv)
     avoid = frozenset(KNOWN_BUGS) if args.avoid == "all" else frozenset(a for a in args.avoid.split(",") if a)
     unknown = avoid - set(AVOIDABLE)
@@ -154,9 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay is not None:
         _init_worker()
         result = _run((args.replay, not args.no_func, avoid, "dumps" if args.dumps else "functions"))
+        from inliner import flatten
         from tests.support.fuzz_gen import generate_from_seed
         from tests.support.fuzz_gen_dumps import generate_dump_from_seed
-        from inliner import flatten
 
         gen = generate_dump_from_seed(args.replay) if args.dumps else generate_from_seed(args.replay, avoid)
         print(gen.source)

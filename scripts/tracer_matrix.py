@@ -127,6 +127,7 @@ def _category(reason: str) -> str:
 def collect(rows: list[str]) -> dict[str, dict[str, dict[str, dict]]]:
     """{row: {driver: {"original"|"rewritten": {"ok", "reason", "na"}}}}."""
     from tests.support import tracer_cases as tc
+
     results: dict[str, dict[str, dict[str, dict]]] = {}
     for row in rows:
         results[row] = {}
@@ -193,7 +194,12 @@ def render(results: dict, versions: dict[str, str], not_driven: dict[str, str]) 
             why = WHY.get((row, driver), "")
             lines.append(f"- {row}, `{driver}`: {_category(reason)}{note}{'. ' + why if why else ''}")
     if not_driven:
-        lines += ["", f"Not traced ({len(not_driven)}): " + ", ".join(f"`{k}`" for k in sorted(not_driven)) + " (left untouched by the engine, or no gradient to compare)."]
+        lines += [
+            "",
+            f"Not traced ({len(not_driven)}): "
+            + ", ".join(f"`{k}`" for k in sorted(not_driven))
+            + " (left untouched by the engine, or no gradient to compare).",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -217,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from tests.support import tracer_cases as tc
+
     rows = [r for r in args.rows.split(",") if r]
     versions = {"torch": torch.__version__, "drivers": str(len(tc.DRIVERS))}
     if args.load:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.golden import case_dirs, render  # noqa: E402
+from tests.support.golden import case_dirs, render
 
 
 def main(argv: list[str]) -> int:

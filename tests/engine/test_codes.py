@@ -49,11 +49,15 @@ def _op_call(fwd_body: str) -> str:
 REFUSED: dict[Code, str] = {
     Code.CTX_UNSUPPORTED: _function("        ctx = None\n        return x * 2\n"),
     Code.CTX_TORCH_ATTRIBUTE: _function("        ctx.needs_input_grad = (True,)\n        return x * 2\n"),
-    Code.CTX_ESCAPES: HEAD + "STASH = []\n\n\n" + _function("        STASH.append(ctx)\n        return x * 2\n")[len(HEAD) :],
+    Code.CTX_ESCAPES: HEAD
+    + "STASH = []\n\n\n"
+    + _function("        STASH.append(ctx)\n        return x * 2\n")[len(HEAD) :],
     Code.CLASS_SHAPE: _function("        return x * 2\n", extra="    def __init__(self):\n        pass\n\n"),
     Code.DECORATOR: HEAD
     + "def tag(f):\n    return f\n\n\n"
-    + _function("        return x * 2\n").replace("    @staticmethod\n    def forward", "    @tag\n    @staticmethod\n    def forward")[len(HEAD) :],
+    + _function("        return x * 2\n").replace(
+        "    @staticmethod\n    def forward", "    @tag\n    @staticmethod\n    def forward"
+    )[len(HEAD) :],
     Code.SIGNATURE: HEAD
     + "class F(Function):\n    @staticmethod\n    def forward(x):\n        return x * 2\n\n"
     + "    @staticmethod\n    def setup_context(ctx, inputs):\n        pass\n\n"

@@ -7,13 +7,13 @@ and checks that the emitted ``custom_vjp`` call carries exactly that.
 
 from __future__ import annotations
 
-from tests.support.paths import ROOT
 import ast
 import textwrap
 
 import pytest
 
 from inliner import flatten
+from tests.support.paths import ROOT
 
 HEAD = """\
 import logging
@@ -81,14 +81,23 @@ def decide(source: str, name: str = "Fn", **options):
 TRACEABLE_BODIES = {
     "torch functions and tensor methods": ("y = torch.tanh(x) * x.sin()\nreturn y.clamp(-1, 1)",),
     "an alias module": ("return F.relu(x) + F.gelu(x)",),
-    "pure builtins and math": ("import math\nn = len(x.shape) + max(1, x.dim())\nreturn x * math.sqrt(float(x.size(-1))) * n",),
+    "pure builtins and math": (
+        "import math\nn = len(x.shape) + max(1, x.dim())\nreturn x * math.sqrt(float(x.size(-1))) * n",
+    ),
     "a branch on metadata": ("if x.dim() == 2 and x.requires_grad:\n    return x * 2\nreturn x * 3",),
-    "a list the body builds": ("outs = []\nfor i in range(3):\n    outs.append(x * i)\nreturn torch.stack(outs).sum(0)",),
+    "a list the body builds": (
+        "outs = []\nfor i in range(3):\n    outs.append(x * i)\nreturn torch.stack(outs).sum(0)",
+    ),
     "a dict the body builds": ("d = {}\nd['a'] = x * 2\nreturn d['a']",),
     "an item write into a tensor it made": ("y = x.clone()\ny[0] = 1.0\nreturn y",),
     "an in-place op on a dirty input": ("ctx.mark_dirty(x)\nx.add_(1)\nx[0] = 2.0\nreturn x",),
     "an in-place write on the incoming gradient": ("return x * 2", "g[g < 0] = 0\nreturn g"),
-    "a same-file helper that is pure torch": ("return helper(x)", "return g * 2", "x", "\ndef helper(t):\n    return torch.tanh(t) * 2\n"),
+    "a same-file helper that is pure torch": (
+        "return helper(x)",
+        "return g * 2",
+        "x",
+        "\ndef helper(t):\n    return torch.tanh(t) * 2\n",
+    ),
     "attribute reads of an argument": ("return x * cfg.scale + cfg.bias", "return g, None", "x, cfg"),
     "aten ops of a dumped graph": ("return torch.ops.aten.sin.default(x)",),
     "no_grad and a lambda": ("with torch.no_grad():\n    f = lambda t: t * 2\n    y = f(x)\nreturn y * x",),
@@ -104,29 +113,53 @@ def test_traceable(body):
 
 SIDE_EFFECTING = {
     "append to a module-level list": (("LOG.append('f')\nreturn x * 2",), "forward appends to module-level LOG"),
-    "a counter on a state object": (("return x * 2", "STATE.count += 1\nreturn g"), "backward updates module-level STATE.count"),
+    "a counter on a state object": (
+        ("return x * 2", "STATE.count += 1\nreturn g"),
+        "backward updates module-level STATE.count",
+    ),
     "a global rebound": (("global COUNT\nCOUNT = 1\nreturn x * 2",), "forward assigns module-level COUNT"),
     "print": (("print('forward')\nreturn x * 2",), "forward calls print"),
     "logging": (("logger.info('f')\nreturn x * 2",), "forward calls logger.info, a method of module-level logger"),
     "warnings": (("warnings.warn('f')\nreturn x * 2",), "forward calls warnings.warn"),
     "a file": (("open('log.txt', 'a').write('f')\nreturn x * 2",), "forward calls open"),
-    "NVTX ranges": (("torch.cuda.nvtx.range_push('f')\ny = x * 2\ntorch.cuda.nvtx.range_pop()\nreturn y",), "forward calls torch.cuda.nvtx.range_push"),
+    "NVTX ranges": (
+        ("torch.cuda.nvtx.range_push('f')\ny = x * 2\ntorch.cuda.nvtx.range_pop()\nreturn y",),
+        "forward calls torch.cuda.nvtx.range_push",
+    ),
     "RNG seeding": (("return x * 2", "torch.manual_seed(0)\nreturn g"), "backward calls torch.manual_seed"),
     "a collective": (("torch.distributed.all_reduce(x)\nreturn x * 2",), "forward calls torch.distributed.all_reduce"),
     "a hook on an input": (("x.register_hook(lambda t: t)\nreturn x * 2",), "forward calls x.register_hook()"),
     "a callable argument": (("return fn(x)", "return g, None", "x, fn"), "forward calls fn, passed in as an argument"),
-    "a callable stored on ctx": (("ctx.fn = fn\nreturn x * 2", "fn = ctx.fn\nreturn fn(g), None", "x, fn"), "backward calls fn, stored on ctx"),
-    "a method of an argument": (("return layer.forward(x)", "return g, None", "x, layer"), "forward calls layer.forward, a method of argument layer"),
-    "append to a list argument": (("acc.append(x)\nreturn x * 2", "return g, None", "x, acc"), "forward appends to argument acc"),
-    "extend a list argument": (("acc += [x]\nreturn x * 2", "return g, None", "x, acc"), "forward extends argument acc"),
-    "an item of an argument": (("cfg['calls'] = 1\nreturn x * 2", "return g, None", "x, cfg"), "forward writes an item of argument cfg"),
+    "a callable stored on ctx": (
+        ("ctx.fn = fn\nreturn x * 2", "fn = ctx.fn\nreturn fn(g), None", "x, fn"),
+        "backward calls fn, stored on ctx",
+    ),
+    "a method of an argument": (
+        ("return layer.forward(x)", "return g, None", "x, layer"),
+        "forward calls layer.forward, a method of argument layer",
+    ),
+    "append to a list argument": (
+        ("acc.append(x)\nreturn x * 2", "return g, None", "x, acc"),
+        "forward appends to argument acc",
+    ),
+    "extend a list argument": (
+        ("acc += [x]\nreturn x * 2", "return g, None", "x, acc"),
+        "forward extends argument acc",
+    ),
+    "an item of an argument": (
+        ("cfg['calls'] = 1\nreturn x * 2", "return g, None", "x, cfg"),
+        "forward writes an item of argument cfg",
+    ),
     "an attribute of an argument": (("x.data = x.data * 2\nreturn x * 1",), "forward sets argument x.data"),
     "a helper with a side effect": (
         ("return helper(x)", "return g", "x", "\ndef helper(t):\n    LOG.append(t)\n    return t * 2\n"),
         "forward calls helper, which appends to module-level LOG",
     ),
     "a result thrown away": (("acc.add(x)\nreturn x * 2", "return g, None", "x, acc"), "forward adds to argument acc"),
-    "side effects win over opacity": (("y = np.sin(x.numpy())\nLOG.append(1)\nreturn x * 2",), "forward appends to module-level LOG"),
+    "side effects win over opacity": (
+        ("y = np.sin(x.numpy())\nLOG.append(1)\nreturn x * 2",),
+        "forward appends to module-level LOG",
+    ),
 }
 
 
@@ -141,18 +174,44 @@ OPAQUE = {
     "numpy alone": (("return x * np.sum(np.ones(3))",), "forward calls numpy.sum"),
     "tolist": (("return x * len(x.tolist())",), "forward calls x.tolist()"),
     "item": (("return x * x.sum().item()",), "forward calls x.sum().item()"),
-    "a kernel launch": (("return kernel[(1,)](x)", "return g", "x", "\nkernel = None\n"), "forward launches kernel kernel[1,]"),
-    "an extension module": (("return ext.forward(x)", "return g", "x", "\nimport fused_ext as ext\n"), "forward calls fused_ext.forward"),
-    "an imported project function": (("return fused(x)", "return g", "x", "\nfrom mypkg.ops import fused\n"), "forward calls mypkg.ops.fused"),
-    "a branch on tensor data": (("if (x > 0).all():\n    return x * 2\nreturn x",), "forward branches on a tensor's value ((x > 0).all())"),
-    "a tensor turned into a number": (("return x * float(x.sum())",), "forward turns a tensor into a Python number (float(x.sum()))"),
-    "a boolean mask": (("return x[x > 0].sum() * x",), "forward indexes with a boolean mask (x[x > 0]), an output shape that depends on data"),
+    "a kernel launch": (
+        ("return kernel[(1,)](x)", "return g", "x", "\nkernel = None\n"),
+        "forward launches kernel kernel[1,]",
+    ),
+    "an extension module": (
+        ("return ext.forward(x)", "return g", "x", "\nimport fused_ext as ext\n"),
+        "forward calls fused_ext.forward",
+    ),
+    "an imported project function": (
+        ("return fused(x)", "return g", "x", "\nfrom mypkg.ops import fused\n"),
+        "forward calls mypkg.ops.fused",
+    ),
+    "a branch on tensor data": (
+        ("if (x > 0).all():\n    return x * 2\nreturn x",),
+        "forward branches on a tensor's value ((x > 0).all())",
+    ),
+    "a tensor turned into a number": (
+        ("return x * float(x.sum())",),
+        "forward turns a tensor into a Python number (float(x.sum()))",
+    ),
+    "a boolean mask": (
+        ("return x[x > 0].sum() * x",),
+        "forward indexes with a boolean mask (x[x > 0]), an output shape that depends on data",
+    ),
     "nonzero": (("return x * torch.nonzero(x).numel()",), "forward calls torch.nonzero"),
-    "one-argument where": (("return torch.where(x > 0)[0].float()",), "forward calls torch.where with one argument, an output shape that depends on data"),
+    "one-argument where": (
+        ("return torch.where(x > 0)[0].float()",),
+        "forward calls torch.where with one argument, an output shape that depends on data",
+    ),
     "a custom operator": (("return torch.ops.mylib.scale(x)",), "forward calls torch.ops.mylib.scale"),
     "a module-level object": (("return act(x)", "return g", "x", "\nact = torch.nn.Tanh()\n"), "forward calls act"),
     "another Function": (
-        ("return Other.apply(x)", "return g", "x", "\nclass Other(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n\n    @staticmethod\n    def backward(ctx, g):\n        return g\n"),
+        (
+            "return Other.apply(x)",
+            "return g",
+            "x",
+            "\nclass Other(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n\n    @staticmethod\n    def backward(ctx, g):\n        return g\n",
+        ),
         "forward calls Other.apply",
     ),
     "a helper that reads data": (
@@ -160,7 +219,12 @@ OPAQUE = {
         "forward calls peak, which calls t.tolist()",
     ),
     "a decorated helper": (
-        ("return helper(x)", "return g", "x", "\nimport functools\n\n@functools.lru_cache\ndef helper(t):\n    return t * 2\n"),
+        (
+            "return helper(x)",
+            "return g",
+            "x",
+            "\nimport functools\n\n@functools.lru_cache\ndef helper(t):\n    return t * 2\n",
+        ),
         "forward calls helper, which has the decorator @functools.lru_cache",
     ),
     "a global the module changes": (
@@ -259,9 +323,7 @@ def test_op_call_bodies_that_leave_torch_are_left_alone():
 
 
 def test_a_dumped_graph_is_traceable():
-    source = (
-        ROOT / "golden" / "hop_two_calls" / "input.py"
-    ).read_text()
+    source = (ROOT / "golden" / "hop_two_calls" / "input.py").read_text()
     result = flatten(source, path="dump.py")
     assert result.compile_kinds and all(kind.traceable for _, kind in result.compile_kinds)
 
@@ -323,9 +385,19 @@ def test_a_helper_filling_the_record_in_forward_is_traceable():
     ("forward", "backward", "extra", "reason"),
     [
         # backward writes the record through the helper: an effect a traced call would run once
-        ("save(ctx, x)\nreturn x * 2", "bump(ctx)\nreturn g", _SAVES + "\ndef bump(c):\n    c.n += 1\n", "backward calls bump, which updates argument c.n"),
+        (
+            "save(ctx, x)\nreturn x * 2",
+            "bump(ctx)\nreturn g",
+            _SAVES + "\ndef bump(c):\n    c.n += 1\n",
+            "backward calls bump, which updates argument c.n",
+        ),
         # the helper also writes module-level state
-        ("save(ctx, x)\nreturn x * 2", "return g", _SAVES.replace("c.n = len", "STATE.count = c.n = len"), "forward calls save, which sets module-level STATE.count"),
+        (
+            "save(ctx, x)\nreturn x * 2",
+            "return g",
+            _SAVES.replace("c.n = len", "STATE.count = c.n = len"),
+            "forward calls save, which sets module-level STATE.count",
+        ),
     ],
 )
 def test_a_helper_handed_the_record_otherwise_is_side_effecting(forward, backward, extra, reason):

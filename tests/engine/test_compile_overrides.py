@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tests.support.paths import ROOT
 import subprocess
 import sys
 import textwrap
@@ -13,6 +12,7 @@ import pytest
 from inliner import flatten
 from inliner.cli import main
 from inliner.engine.analysis.compile_overrides import CompileOverrides, engine_options, find_pragma, module_name
+from tests.support.paths import ROOT
 
 NUMPY_FN = """\
 import numpy as np
@@ -63,7 +63,9 @@ def test_a_pragma_makes_an_opaque_class_traceable_and_emits_nothing():
     assert (kind.kind, kind.origin) == ("traceable", "pragma")
     assert "compile_kind" not in result.source
     info = next(d for d in result.diagnostics if d.name == "NumpySin")
-    assert info.message.endswith("compile kind traceable: set by the pragma on line 5; the engine found: forward calls numpy.sin")
+    assert info.message.endswith(
+        "compile kind traceable: set by the pragma on line 5; the engine found: forward calls numpy.sin"
+    )
 
 
 @pytest.mark.parametrize("spelling", ["side_effecting", "side-effecting"])
@@ -100,12 +102,17 @@ def test_a_pragma_inside_a_string_is_not_a_pragma():
 
 
 def test_a_pragma_on_a_header_split_over_lines():
-    source = numpy_module().replace("class NumpySin(torch.autograd.Function):", "class NumpySin(\n    torch.autograd.Function,  # inliner: compile=traceable\n):")
+    source = numpy_module().replace(
+        "class NumpySin(torch.autograd.Function):",
+        "class NumpySin(\n    torch.autograd.Function,  # inliner: compile=traceable\n):",
+    )
     assert kinds(source)["NumpySin"][0] == "traceable"
 
 
 def test_a_pragma_on_a_refused_class_is_still_checked():
-    source = numpy_module("inliner: compile=nope").replace("    @staticmethod\n    def forward(ctx, x):\n        result", "    def forward(ctx, x):\n        result", 1)
+    source = numpy_module("inliner: compile=nope").replace(
+        "    @staticmethod\n    def forward(ctx, x):\n        result", "    def forward(ctx, x):\n        result", 1
+    )
     result = flatten(source, path="ops.py")
     assert "NumpySin" in result.refused
     assert [d.code for d in result.diagnostics if d.name == "NumpySin"] == ["INL105", "INL300"]
@@ -117,7 +124,11 @@ def test_a_pragma_on_a_refused_class_is_still_checked():
 def test_the_table_by_qualified_name():
     table = CompileOverrides.from_table({"pkg.ops.NumpySin": "traceable", "pkg.ops.Pure": "opaque"})
     got = kinds(numpy_module(), module="pkg.ops", compile_overrides=table)
-    assert got["NumpySin"] == ("traceable", 'set by "pkg.ops.NumpySin" in [tool.inliner] compile; the engine found: forward calls numpy.sin', "config")
+    assert got["NumpySin"] == (
+        "traceable",
+        'set by "pkg.ops.NumpySin" in [tool.inliner] compile; the engine found: forward calls numpy.sin',
+        "config",
+    )
     assert got["Pure"] == ("opaque", 'set by "pkg.ops.Pure" in [tool.inliner] compile', "config")
 
 
@@ -142,7 +153,9 @@ def test_a_pragma_wins_over_the_table():
 
 
 def test_a_class_defined_in_a_function_has_its_qualified_name():
-    source = "import torch\n\n\ndef make():\n" + textwrap.indent(NUMPY_FN.format(pragma=":").split("\n\n\nclass Pure")[0].split("import torch\n")[1], "    ")
+    source = "import torch\n\n\ndef make():\n" + textwrap.indent(
+        NUMPY_FN.format(pragma=":").split("\n\n\nclass Pure")[0].split("import torch\n")[1], "    "
+    )
     source = "import numpy as np\n" + source + "\n    return NumpySin.apply\n"
     table = CompileOverrides.from_table({"pkg.ops.make.<locals>.NumpySin": "traceable"})
     assert kinds(source, module="pkg.ops", compile_overrides=table)["NumpySin"][0] == "traceable"
@@ -200,7 +213,10 @@ def test_cli_reads_the_table(project: Path, capsys: pytest.CaptureFixture[str]):
     _pyproject(project, '[tool.inliner.compile]\n"pkg.ops.NumpySin" = "traceable"\n"pkg.ops.Pure" = "opaque"\n')
     assert main(["-j", "1", "pkg"]) == 0
     text = (project / "pkg" / "ops.py").read_text()
-    assert text.count("compile_kind=") == 1 and "compile_reason='set by \"pkg.ops.Pure\" in [tool.inliner] compile'" in text
+    assert (
+        text.count("compile_kind=") == 1
+        and "compile_reason='set by \"pkg.ops.Pure\" in [tool.inliner] compile'" in text
+    )
 
 
 def test_cli_inline_table_spelling(project: Path):
@@ -212,7 +228,10 @@ def test_cli_inline_table_spelling(project: Path):
 def test_cli_a_bad_table_is_a_usage_error(project: Path, capsys: pytest.CaptureFixture[str]):
     _pyproject(project, '[tool.inliner.compile]\n"pkg.ops.Pure" = "fast"\n')
     assert main(["pkg"]) == 2
-    assert "[tool.inliner] compile: 'pkg.ops.Pure' = 'fast' is not one of traceable, opaque, side_effecting" in capsys.readouterr().err
+    assert (
+        "[tool.inliner] compile: 'pkg.ops.Pure' = 'fast' is not one of traceable, opaque, side_effecting"
+        in capsys.readouterr().err
+    )
     assert (project / "pkg" / "ops.py").read_text() == numpy_module()
 
 

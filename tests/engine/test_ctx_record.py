@@ -14,9 +14,9 @@ import weakref
 import pytest
 import torch
 
-from tests.support.harness import load_module
 from inliner import flatten
 from inliner.runtime._record import Record, bind, replay
+from tests.support.harness import load_module
 
 
 def _function(forward: str, backward: str = "        return g * 3\n", prelude: str = "") -> str:
@@ -147,7 +147,9 @@ def test_shapes_the_record_accepts_run_like_the_original(name):
 
 
 def test_the_record_name_is_aliased_when_the_module_has_one():
-    source = "class Record:\n    pass\n\n\n" + _function("        ctx.k = 1\n", "        ctx.k += 1\n        return g\n")
+    source = "class Record:\n    pass\n\n\n" + _function(
+        "        ctx.k = 1\n", "        ctx.k += 1\n        return g\n"
+    )
     result = flatten(source, path="m.py")
     assert "from inliner.runtime import Record as _inliner_Record, custom_vjp\n" in result.source
     assert 'state = _inliner_Record("F")' in result.source

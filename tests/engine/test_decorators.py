@@ -16,9 +16,9 @@ import pytest
 import torch
 
 import inliner.engine.rewrite
-from tests.support.harness import load_module
 from inliner import flatten
 from inliner.runtime import custom_vjp
+from tests.support.harness import load_module
 
 
 @pytest.fixture
@@ -402,7 +402,7 @@ def test_under_torch_func_a_decorator_sees_the_inputs_apply_got():
     assert seen == [2, 2]  # (ctx, x) both times
 
 
-VJP_NAMED = '''
+VJP_NAMED = """
 import functools
 import torch
 
@@ -433,7 +433,7 @@ def make():
             return g * x * 5
 
     return Square.apply
-'''
+"""
 
 
 def test_a_decorator_sees_the_originals_names():
@@ -456,6 +456,7 @@ def test_a_counting_wrapper_counts_every_compiled_call():
     import torch._dynamo
 
     from tests.support import tracer_cases as tc
+
     original, rewritten = tc.modules("decorator_counted")
     calls = {}
     for label, module, function in (
@@ -464,7 +465,7 @@ def test_a_counting_wrapper_counts_every_compiled_call():
     ):
         torch._dynamo.reset()
         start = len(module.CALLS)
-        compiled = torch.compile(lambda x: function(x) * 1, backend="aot_eager")
+        compiled = torch.compile(lambda x: function(x) * 1, backend="aot_eager")  # noqa: B023 (called in this iteration)
         for _ in range(3):
             compiled(torch.randn(3, requires_grad=True)).sum().backward()
         calls[label] = module.CALLS[start:]

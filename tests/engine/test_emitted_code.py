@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.harness import assert_same, load_module, run_all
 from inliner import flatten
+from tests.support.harness import assert_same, load_module, run_all
 
 
 def _flat(source: str) -> str:
@@ -17,10 +17,12 @@ def _flat(source: str) -> str:
 
 
 def _behaves_the_same(source: str, rewritten: str, label: str) -> None:
-    assert_same(run_all(load_module(source, f"{label}_original")), run_all(load_module(rewritten, f"{label}_rewritten")), label)
+    assert_same(
+        run_all(load_module(source, f"{label}_original")), run_all(load_module(rewritten, f"{label}_rewritten")), label
+    )
 
 
-SHARED_ATTRIBUTE = '''
+SHARED_ATTRIBUTE = """
 import torch
 import torch.autograd.forward_ad as fwAD
 
@@ -50,7 +52,7 @@ def scenario_forward_ad():
     with fwAD.dual_level():
         out = Mul.apply(fwAD.make_dual(torch.randn(3), torch.randn(3)), 2.0)
         return [], fwAD.unpack_dual(out).tangent.clone()
-'''
+"""
 
 
 def test_one_value_two_plain_readers_is_one_slot():
@@ -82,7 +84,7 @@ NOT_MERGED = {
 @pytest.mark.parametrize("case", list(NOT_MERGED))
 def test_slots_that_stay_apart(case):
     forward, backward, residuals = NOT_MERGED[case]
-    source = f'''
+    source = f"""
 import torch
 
 
@@ -100,13 +102,13 @@ class Twice(torch.autograd.Function):
 def scenario_backward():
     x = torch.randn(3, requires_grad=True)
     return [x], Twice.apply(x * 1)
-'''
+"""
     rewritten = _flat(source)
     assert f"return x * 2, {residuals}" in rewritten
     _behaves_the_same(source, rewritten, case.replace("-", "_"))
 
 
-DEAD_ATTRIBUTES = '''
+DEAD_ATTRIBUTES = """
 import torch
 
 
@@ -134,7 +136,7 @@ def scenario_backward():
 def scenario_bad_flags():
     x = torch.randn(3, requires_grad=True)
     return [x], Scale.apply(x, 2.0, [])
-'''
+"""
 
 
 def test_attributes_nothing_reads_leave_no_local_but_keep_what_they_evaluate():
@@ -146,7 +148,7 @@ def test_attributes_nothing_reads_leave_no_local_but_keep_what_they_evaluate():
     _behaves_the_same(DEAD_ATTRIBUTES, rewritten, "dead_attributes")
 
 
-COMMENTED = '''
+COMMENTED = """
 import torch
 
 
@@ -165,7 +167,7 @@ class Commented(torch.autograd.Function):
         # unpack
         (x,) = ctx.saved_tensors  # one tensor
         return g * x * ctx.k * 3, None
-'''
+"""
 
 
 def test_comments_of_deleted_ctx_lines_go_with_them():

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from tests.support.paths import ROOT
 import pytest
 
 from inliner import flatten
 from inliner.engine import Selection
 from inliner.engine.rewrite import may_contain_candidates
+from tests.support.paths import ROOT
 
-DOUBLE = '''\
+DOUBLE = """\
 class Double(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -18,7 +18,7 @@ class Double(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * 3
-'''
+"""
 
 HEADER = "# -*- coding: utf-8 -*-\n# keep   this    spacing\nimport torch\n\n\n"
 FOOTER = "\n\ny = Double.apply(x)  # trailing comment\nz   =   (1,\n   2)\n"
@@ -32,7 +32,9 @@ def test_untouched_text_is_byte_identical():
     assert "# keep   this    spacing\n" in new
     assert new.endswith("\n\ny = Double(x)  # trailing comment\nz   =   (1,\n   2)\n")
     # `import torch` goes: only the class used it
-    assert new.startswith("# -*- coding: utf-8 -*-\n# keep   this    spacing\nfrom inliner.runtime import custom_vjp\n\n\ndef ")
+    assert new.startswith(
+        "# -*- coding: utf-8 -*-\n# keep   this    spacing\nfrom inliner.runtime import custom_vjp\n\n\ndef "
+    )
 
 
 def test_crlf_line_endings_are_kept():
@@ -69,7 +71,9 @@ def test_class_with_forward_backward_but_not_a_function_is_untouched():
 
 
 def test_shadowed_function_name_is_not_torch():
-    source = "from torch.autograd import Function\nFunction = object\n" + DOUBLE.replace("torch.autograd.Function", "Function")
+    source = "from torch.autograd import Function\nFunction = object\n" + DOUBLE.replace(
+        "torch.autograd.Function", "Function"
+    )
     result = flatten(source)
     assert not result.changed
     assert result.diagnostics[0].code == "INL105" and "Double" in result.diagnostics[0].message
@@ -90,7 +94,10 @@ def test_diagnostic_positions_are_one_based():
     source = "import torch\n\n\nclass H(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        helper(ctx)\n        return x\n\n    @staticmethod\n    def backward(ctx, g):\n        return g\n"
     result = flatten(source, path="h.py")
     (diag,) = result.diagnostics
-    assert diag.format() == "h.py:7:16: INL102 class H: `ctx` is passed to `helper`, whose body the engine cannot check; left untouched"
+    assert (
+        diag.format()
+        == "h.py:7:16: INL102 class H: `ctx` is passed to `helper`, whose body the engine cannot check; left untouched"
+    )
     assert result.refused == ("H",) and not result.changed
 
 
@@ -110,13 +117,19 @@ def test_generated_names_avoid_existing_ones():
 def test_future_import_and_docstring_stay_first():
     source = '"""Doc."""\nfrom __future__ import annotations\nimport torch\n\n\n' + DOUBLE + "\ntorch\n"
     new = flatten(source).source
-    assert new.startswith('"""Doc."""\nfrom __future__ import annotations\nimport torch\nfrom inliner.runtime import custom_vjp\n')
+    assert new.startswith(
+        '"""Doc."""\nfrom __future__ import annotations\nimport torch\nfrom inliner.runtime import custom_vjp\n'
+    )
     alone = flatten('"""Doc."""\nfrom __future__ import annotations\nimport torch\n\n\n' + DOUBLE).source
-    assert alone.startswith('"""Doc."""\nfrom __future__ import annotations\n\nfrom inliner.runtime import custom_vjp\n\n\ndef ')
+    assert alone.startswith(
+        '"""Doc."""\nfrom __future__ import annotations\n\nfrom inliner.runtime import custom_vjp\n\n\ndef '
+    )
 
 
 def test_class_in_class_body_is_refused():
-    source = "import torch\n\n\nclass Outer:\n" + "".join("    " + line if line.strip() else line for line in DOUBLE.splitlines(True))
+    source = "import torch\n\n\nclass Outer:\n" + "".join(
+        "    " + line if line.strip() else line for line in DOUBLE.splitlines(True)
+    )
     result = flatten(source)
     assert not result.changed and result.diagnostics[0].code == "INL105"
 
@@ -147,14 +160,15 @@ def test_an_internal_error_in_one_class_refuses_it_and_flattens_the_others(monke
     line = source.splitlines().index("class Second(torch.autograd.Function):") + 1
     assert (diagnostic.code, diagnostic.severity, diagnostic.line, diagnostic.column) == ("INL002", "warning", line, 7)
     assert diagnostic.end_line == line and diagnostic.end_column == 13  # the class name
-    assert diagnostic.format().startswith(f"m.py:{line}:7: INL002 class Second: internal error (KeyError: 'boom' at test_engine.py:")
+    assert diagnostic.format().startswith(
+        f"m.py:{line}:7: INL002 class Second: internal error (KeyError: 'boom' at test_engine.py:"
+    )
     assert diagnostic.message.endswith("please report this as an inliner bug; left untouched")
 
 
 @pytest.mark.engine_bug
 @pytest.mark.parametrize("where", ["resolve", "lower_hop", "_cleanup"])  # finding, lowering, after naming it
 def test_an_internal_error_in_one_op_call_refuses_it_and_flattens_the_other(monkeypatch, where):
-    from pathlib import Path
 
     import inliner.engine.rewrite
 
@@ -197,7 +211,9 @@ def test_an_internal_error_in_the_whole_file_is_the_results_error(monkeypatch):
     assert result.error.endswith("please report this as an inliner bug")
     (diagnostic,) = result.diagnostics
     assert (diagnostic.code, diagnostic.severity, diagnostic.line, diagnostic.column) == ("INL002", "error", 1, 1)
-    assert diagnostic.format().startswith("m.py:1:1: INL002 internal error (RecursionError: too deep at test_engine.py:")
+    assert diagnostic.format().startswith(
+        "m.py:1:1: INL002 internal error (RecursionError: too deep at test_engine.py:"
+    )
 
 
 def test_every_diagnostic_code_is_in_the_readme_table():

@@ -13,9 +13,9 @@ import pytest
 import torch
 
 import inliner.runtime
+from inliner import flatten
 from tests.support.golden import case_dirs, render, side_effects
 from tests.support.harness import assert_same, differs, load_module, run_all
-from inliner import flatten
 
 CASES = case_dirs()
 IDS = [c.name for c in CASES]
@@ -97,13 +97,17 @@ def _differentiate_through_fwd(fwd, bwd, *, name, **spec):
     return flat
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if (c / "output.py").read_text() != (c / "input.py").read_text()], ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if (c / "output.py").read_text() != (c / "input.py").read_text()], ids=lambda c: c.name
+)
 def test_case_detects_ignored_backward(case, monkeypatch):
     """The comparison above can fail: a runtime that skips the custom backward is caught."""
     original = run_all(load_module(_original_source(case), f"{case.name}_original", case))
     monkeypatch.setattr(inliner.runtime, "custom_vjp", _differentiate_through_fwd)
     broken = run_all(load_module((case / "output.py").read_text(), f"{case.name}_broken", case))
-    assert differs(original, broken), f"{case.name}: its backward equals the true derivative; make it deliberately different"
+    assert differs(original, broken), (
+        f"{case.name}: its backward equals the true derivative; make it deliberately different"
+    )
 
 
 def _logged_cases() -> list:

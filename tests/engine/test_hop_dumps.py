@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from inliner import flatten
 from tests.support import dump_originals as originals
 from tests.support.harness import load_module
-from inliner import flatten
 
 CASES = {
     "saved inputs": ("f_save_inputs", 2),
@@ -32,7 +32,7 @@ def _capture(fn, inputs):
 
     torch._dynamo.reset()
     torch.compile(fn, backend=backend, fullgraph=True)(*inputs)
-    (gm, example_inputs), = graphs
+    ((gm, example_inputs),) = graphs
     return gm, example_inputs
 
 

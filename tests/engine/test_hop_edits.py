@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.harness import assert_same, load_module, run_all
 from inliner import flatten
+from tests.support.harness import assert_same, load_module, run_all
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -18,7 +18,7 @@ _TORCH = tuple(int(part) for part in __import__("torch").__version__.split("+")[
 #: the original runs the torch 2.13 form of the op (saved_for_backward_idx), which torch <= 2.9 rejects
 runs_213_form = pytest.mark.skipif(_TORCH < (2, 10), reason="the original calls the torch 2.13 form of the op")
 
-TRACED = '''\
+TRACED = """\
 import torch
 from torch import nn
 
@@ -35,7 +35,7 @@ class ScaleBackward(nn.Module):
 
 scale_fwd = torch.fx.symbolic_trace(ScaleForward())
 scale_bwd = torch.fx.symbolic_trace(ScaleBackward())
-'''
+"""
 
 
 def _without_node_names(value):
@@ -55,7 +55,9 @@ def _codes(result) -> list[str]:
 def test_result_local_bound_twice_is_not_renamed():
     """Each call would rename `autograd_function_apply` after itself: with two bindings
     of the local, a rename could not say which call a use means, so none happens."""
-    source = TRACED + '''
+    source = (
+        TRACED
+        + """
 
 def f(x):
     autograd_function_apply = torch.ops.higher_order.autograd_function_apply(scale_fwd, scale_bwd, x, non_differentiable_idx=[], saved_for_backward_idx=[0])
@@ -66,7 +68,8 @@ def f(x):
 def scenario_twice():
     x = torch.randn(3, requires_grad=True)
     return [x], f(x)
-'''
+"""
+    )
     result = flatten(source, path="twice.py")
     assert _codes(result) == ["INL001", "INL001"]
     assert "autograd_function_apply = autograd_function(x)" in result.source
@@ -78,7 +81,9 @@ def scenario_twice():
 
 def test_function_class_holding_an_op_call_is_left_alone():
     """Flattening the class or the call alone would not be stable; both are refused."""
-    source = TRACED + '''
+    source = (
+        TRACED
+        + """
 
 class F(torch.autograd.Function):
     @staticmethod
@@ -90,14 +95,15 @@ class F(torch.autograd.Function):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         return g * 5
-'''
+"""
+    )
     result = flatten(source, path="holder.py")
     assert result.error is None and result.source == source
     assert sorted(_codes(result)) == ["INL105", "INL201"]
     assert any("calls autograd_function_apply" in d.message for d in result.diagnostics)
 
 
-V29 = '''\
+V29 = """\
 import torch
 
 W = torch.ones(3, requires_grad=True)
@@ -113,16 +119,26 @@ def bwd(ctx, g, x):
 
 def f(x):
     return torch.ops.higher_order.autograd_function_apply(fwd, bwd, x, W, args_tensor_mask=[True], non_differentiable_idx=[])
-'''
+"""
 
 
 @pytest.mark.parametrize(
     ("fwd_body", "bwd_body", "code", "reason"),
     [
         # the lifted operand's None would go on the last return only
-        ("return x * w, [x]", "if g.sum() > 0:\n        return g * x\n    return g * x * 3", "INL202", "control flow (`if`)"),
+        (
+            "return x * w, [x]",
+            "if g.sum() > 0:\n        return g * x\n    return g * x * 3",
+            "INL202",
+            "control flow (`if`)",
+        ),
         # rebound on one path: the literal is not what the return sees
-        ("saved = [x]\n    if x.sum() > 0:\n        saved = [x, w]\n    return x * w, saved", "return g * x", "INL202", "control flow"),
+        (
+            "saved = [x]\n    if x.sum() > 0:\n        saved = [x, w]\n    return x * w, saved",
+            "return g * x",
+            "INL202",
+            "control flow",
+        ),
         # a parameter, then bound: two bindings
         ("w = (x,)\n    return x * 2, w", "return g * x", "INL201", "bound once"),
         # read twice: what the list holds at the return is unknown
@@ -141,7 +157,10 @@ def test_op_bodies_the_engine_cannot_follow_are_refused(fwd_body, bwd_body, code
 
 
 def test_bwd_returning_a_tuple_local_gets_the_lifted_none_after_its_items():
-    source = V29.format(fwd_body="out = x * w\n    saved = (x,)\n    return out, saved", bwd_body="grads = (g * x * 3,)\n    return grads")
+    source = V29.format(
+        fwd_body="out = x * w\n    saved = (x,)\n    return out, saved",
+        bwd_body="grads = (g * x * 3,)\n    return grads",
+    )
     result = flatten(source, path="v29.py")
     assert _codes(result) == ["INL001"]
     assert "return (*grads, None)" in result.source
@@ -154,7 +173,7 @@ def test_bwd_returning_a_tuple_local_gets_the_lifted_none_after_its_items():
     assert torch.equal(gx, x.detach() * 3) and gw is None
 
 
-TRACED_BODY = '''\
+TRACED_BODY = """\
 import math
 
 import torch
@@ -192,7 +211,7 @@ def scenario_f():
     x = torch.randn(3, requires_grad=True)
     w = torch.randn(3, requires_grad=True)
     return [x, w], f(x, w)
-'''
+"""
 
 
 @pytest.mark.parametrize(
@@ -200,7 +219,11 @@ def scenario_f():
     [
         # fixed when the module was loaded: symbolic_trace read SCALE, ran torch.rand, answered `is`
         ("return (x * SCALE,), (x, w)", "INL202", "reads the module-level `SCALE`"),
-        ("return (x + torch.rand(3),), (x, w)", "INL202", "calls `torch.rand` on values known when the body was traced"),
+        (
+            "return (x + torch.rand(3),), (x, w)",
+            "INL202",
+            "calls `torch.rand` on values known when the body was traced",
+        ),
         ("return (x * (x is w),), (x, w)", "INL202", "with `is`/`in`"),
         ("torch.set_grad_enabled(True)\n        return (x * w,), (x, w)", "INL203", "switches grad mode"),
         # fx records `x += w` on a proxy as a new value; eager adds in place, into the caller's tensor
@@ -210,12 +233,26 @@ def scenario_f():
         ("out = x * w if w is not None else x\n        return (out,), (x, w)", "INL202", "conditional expression"),
         ("out = sum([x, w])\n        return (out,), (x, w)", "INL202", "calls the builtin `sum`"),
         ("x.data = w\n        return (x * w,), (x, w)", "INL202", "assigns to `x.data`"),
-        ("with torch.no_grad():\n            out = x * w\n        return (out,), (x, w)", "INL202", "control flow (`with`)"),
+        (
+            "with torch.no_grad():\n            out = x * w\n        return (out,), (x, w)",
+            "INL202",
+            "control flow (`with`)",
+        ),
         ("return (x * w,), (x, w)\n        return (x,), (x, w)", "INL202", "returns before its last statement"),
     ],
     ids=[
-        "global", "static-call", "is-test", "grad-mode", "augmented", "helper", "len",
-        "ifexp", "sum", "attribute-target", "with", "two-returns",
+        "global",
+        "static-call",
+        "is-test",
+        "grad-mode",
+        "augmented",
+        "helper",
+        "len",
+        "ifexp",
+        "sum",
+        "attribute-target",
+        "with",
+        "two-returns",
     ],
 )
 def test_traced_bodies_with_values_fixed_at_trace_time_are_refused(body, code, reason):
@@ -260,7 +297,10 @@ def test_only_dynamos_whole_body_bracket_is_dropped():
     result = flatten(half, path="dump.py")
     assert result.source == half
     assert _codes(result) == ["INL203"], [d.format() for d in result.diagnostics]
-    spelled = source.replace("_set_grad_enabled_1 = torch._C._set_grad_enabled(True);  _set_grad_enabled_1 = None\n            return (mul, [l_x_])", "torch.set_grad_enabled(True)\n            return (mul, [l_x_])")
+    spelled = source.replace(
+        "_set_grad_enabled_1 = torch._C._set_grad_enabled(True);  _set_grad_enabled_1 = None\n            return (mul, [l_x_])",
+        "torch.set_grad_enabled(True)\n            return (mul, [l_x_])",
+    )
     assert _codes(flatten(spelled, path="dump.py")) == ["INL203"]
 
 
@@ -301,7 +341,10 @@ def test_lifted_operands_get_none_after_the_grads_bwd_returns(bwd_body, expected
         assert ow is None and (ox is None if gx is None else torch.equal(ox, gx))
 
 
-@pytest.mark.parametrize("bwd_body", ["return g * x * 3, g * 5", "grads = (g * x, g * 5)\n    return grads", "return (g * x).chunk(1) + (g,)"])
+@pytest.mark.parametrize(
+    "bwd_body",
+    ["return g * x * 3, g * 5", "grads = (g * x, g * 5)\n    return grads", "return (g * x).chunk(1) + (g,)"],
+)
 def test_a_bwd_returning_too_many_gradients_still_fails(bwd_body):
     """The op raised (one tensor operand, two gradients): the extra one must not become the
     lifted operand's gradient."""
@@ -352,7 +395,7 @@ def test_a_call_takes_names_only_from_the_comment_right_above_its_group():
 def test_an_op_call_inside_an_op_body_is_flattened_on_its_own_and_the_outer_one_refused():
     """The outer flat function would copy the inner call before it is flattened, and a
     second pass would then change the file: the outer call stays an op call (INL202)."""
-    source = '''\
+    source = """\
 import torch
 
 
@@ -375,7 +418,7 @@ def outer_bwd(g, x):
 
 def f(x):
     return torch.ops.higher_order.autograd_function_apply(outer_fwd, outer_bwd, x, non_differentiable_idx=[], saved_for_backward_idx=[0])
-'''
+"""
     result = flatten(source, path="nested.py")
     assert sorted(_codes(result)) == ["INL001", "INL202"], [d.format() for d in result.diagnostics]
     assert list(result.flattened) == ["inner"]

@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from tests.support.golden import GOLDEN
 from inliner.engine import Cancelled, FlattenCache, FlattenResult, flatten
+from tests.support.golden import GOLDEN
 
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "input.py").exists())
 
@@ -86,7 +86,7 @@ def _quick(result: FlattenResult) -> FlattenResult:
 
 
 def test_an_import_changing_what_a_decorator_means_is_seen():
-    function = '''
+    function = """
 class Scale(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -96,7 +96,7 @@ class Scale(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, g):
         return g * 3
-'''
+"""
     known = "import torch\nfrom torch.autograd.function import once_differentiable\n" + function
     unknown = "import torch\nfrom mylib import once_differentiable\n" + function
     cache = FlattenCache()
@@ -171,7 +171,7 @@ def _distinct(results: list[FlattenResult], what=lambda r: (r.source, r.diagnost
     assert all(a != b for a, b in zip(seen, seen[1:])), "each edit changes the answer"
 
 
-FAMILY = '''import torch
+FAMILY = """import torch
 
 
 class Base(torch.autograd.Function):
@@ -188,7 +188,7 @@ class Sub(Base):
     @staticmethod
     def backward(ctx, g):
         return g * 3
-'''
+"""
 
 
 def test_a_subclass_follows_an_edit_of_its_base():
@@ -205,7 +205,7 @@ def test_a_subclass_follows_an_edit_of_its_base():
     assert results[3].flattened == ("Base", "Sub")
 
 
-USES = '''import torch
+USES = """import torch
 
 
 class F(torch.autograd.Function):
@@ -221,7 +221,7 @@ class F(torch.autograd.Function):
 def run(x):
     {use}
     return F.apply(x)
-'''
+"""
 
 
 def test_a_use_of_the_class_elsewhere_changes_the_decision():
@@ -234,7 +234,7 @@ def test_a_use_of_the_class_elsewhere_changes_the_decision():
     assert results[3].source == results[0].source
 
 
-HELPER = '''import torch
+HELPER = """import torch
 
 
 def scaled(x):
@@ -250,7 +250,7 @@ class F(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * 3
-'''
+"""
 
 
 def test_an_edit_of_a_helper_forward_calls_changes_the_compile_kind():
@@ -262,7 +262,7 @@ def test_an_edit_of_a_helper_forward_calls_changes_the_compile_kind():
     _distinct(results)
 
 
-RECORD_HELPER = '''import torch
+RECORD_HELPER = """import torch
 
 
 def keep(ctx, x):
@@ -279,7 +279,7 @@ class F(torch.autograd.Function):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         return g * x
-'''
+"""
 
 
 def test_an_edit_of_a_helper_given_ctx_is_seen():
@@ -292,7 +292,12 @@ def test_an_edit_of_a_helper_given_ctx_is_seen():
 def test_a_pragma_on_the_class_line_is_seen():
     plain = USES.format(use="pass")
     line = "class F(torch.autograd.Function):"
-    versions = [plain, plain.replace(line, line + "  # inliner: compile=opaque"), plain.replace(line, line + "  # inliner: compile=fast"), plain]
+    versions = [
+        plain,
+        plain.replace(line, line + "  # inliner: compile=opaque"),
+        plain.replace(line, line + "  # inliner: compile=fast"),
+        plain,
+    ]
     results = _series(versions)
     _distinct(results)
     assert [kind.kind for _, kind in results[1].compile_kinds] == ["opaque"]
@@ -313,7 +318,7 @@ def test_the_project_table_and_the_module_name_are_seen():
     assert answers == [["traceable"], ["side_effecting"], ["traceable"], ["traceable"]]
 
 
-AMP = '''import functools
+AMP = """import functools
 
 import torch
 
@@ -331,7 +336,7 @@ class Mm(torch.autograd.Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         return g @ b.t(), a.t() @ g
-'''
+"""
 
 
 def test_the_module_level_alias_of_custom_fwd_is_seen():
@@ -347,7 +352,7 @@ def test_the_module_level_alias_of_custom_fwd_is_seen():
     assert kinds[2] == ["side_effecting"]
 
 
-GLOBAL = '''import torch
+GLOBAL = """import torch
 
 SCALE = 2.0
 {mutation}
@@ -360,18 +365,36 @@ class F(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * SCALE
-'''
+"""
 
 
 def test_a_module_level_name_mutated_in_some_function_is_seen():
     plain, changing = "\ndef bump():\n    return SCALE\n", "\ndef bump():\n    global SCALE\n    SCALE += 1\n"
-    mutations = ["", changing, "", plain, changing, plain, "\ndef bump(d):\n    d[0] = SCALE\n", plain.replace("return", "SCALE.append(1)\n    return")]
+    mutations = [
+        "",
+        changing,
+        "",
+        plain,
+        changing,
+        plain,
+        "\ndef bump(d):\n    d[0] = SCALE\n",
+        plain.replace("return", "SCALE.append(1)\n    return"),
+    ]
     results = _series([GLOBAL.format(mutation=m) for m in mutations])
     kinds = [[kind.kind for _, kind in r.compile_kinds] for r in results]
-    assert kinds == [["traceable"], ["opaque"], ["traceable"], ["traceable"], ["opaque"], ["traceable"], ["traceable"], ["opaque"]]
+    assert kinds == [
+        ["traceable"],
+        ["opaque"],
+        ["traceable"],
+        ["traceable"],
+        ["opaque"],
+        ["traceable"],
+        ["traceable"],
+        ["opaque"],
+    ]
 
 
-INHERITED = '''import torch
+INHERITED = """import torch
 
 
 def wrap(f):
@@ -393,7 +416,7 @@ class Sub(Base):
     @staticmethod
     def backward(ctx, g):
         return g * 3
-'''
+"""
 
 
 def test_a_refusal_inside_the_base_stays_where_it_is_when_the_subclass_moves():

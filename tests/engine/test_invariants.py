@@ -11,7 +11,7 @@ from inliner import flatten
 from inliner.engine.codes import Code
 from inliner.engine.invariants import outside_reads
 
-TWO_CLASSES = '''\
+TWO_CLASSES = """\
 import torch
 
 
@@ -33,7 +33,7 @@ class Fine(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * 5
-'''
+"""
 
 
 def _function(code: str) -> cst.FunctionDef:
@@ -84,10 +84,14 @@ def test_a_lowering_that_leaks_ctx_refuses_only_that_class(lowering_reads_ctx):
 def test_the_real_code_that_was_rewritten_wrongly_keeps_its_error():
     """`ctx.scale = ctx.scale or ...` reads ctx.scale before it is set: the named lowering
     refuses it, and the ctx record keeps the original's AttributeError, word for word."""
-    source = TWO_CLASSES.replace("        return x * 2\n", "        ctx.scale = ctx.scale or x.new_ones(())\n        return x * 2\n", 1)
+    source = TWO_CLASSES.replace(
+        "        return x * 2\n", "        ctx.scale = ctx.scale or x.new_ones(())\n        return x * 2\n", 1
+    )
     result = flatten(source, path="m.py")
     assert result.flattened == ("Broken", "Fine")
-    assert any(d.code == "INL001" and "record" in d.message and "before setting it" in d.message for d in result.diagnostics)
+    assert any(
+        d.code == "INL001" and "record" in d.message and "before setting it" in d.message for d in result.diagnostics
+    )
     assert "state.scale = state.scale or x.new_ones(())" in result.source
     errors = []
     for text in (source, result.source):

@@ -16,9 +16,9 @@ import pytest
 import torch
 
 import inliner.runtime
+from inliner import flatten
 from tests.support.golden import GOLDEN
 from tests.support.harness import load_module
-from inliner import flatten
 
 
 def _flatten(source: str, **kwargs):
@@ -128,25 +128,69 @@ def _module(extra: str = "", after: str = "", name: str = "F") -> str:
 
 
 REFUSED = {
-    "isinstance in a tuple": (_module(after="def f(x):\n    return isinstance(x, (F, int))\n"), "INL112", "`isinstance(...)`"),
+    "isinstance in a tuple": (
+        _module(after="def f(x):\n    return isinstance(x, (F, int))\n"),
+        "INL112",
+        "`isinstance(...)`",
+    ),
     "type of the class": (_module(after="T = type(F)\n"), "INL112", "`type(...)`"),
-    "getattr of a removed member": (_module(after="f = getattr(F, 'forward')\n"), "INL112", "`F.forward` here is a member the flat form removes"),
-    "getattr of a computed name": (_module(after="def f(n):\n    return getattr(F, n)\n"), "INL112", "names an attribute the engine cannot read"),
+    "getattr of a removed member": (
+        _module(after="f = getattr(F, 'forward')\n"),
+        "INL112",
+        "`F.forward` here is a member the flat form removes",
+    ),
+    "getattr of a computed name": (
+        _module(after="def f(n):\n    return getattr(F, n)\n"),
+        "INL112",
+        "names an attribute the engine cannot read",
+    ),
     "instance": (_module(after="f = F()\n"), "INL112", "`F(...)` here makes an instance"),
-    "unknown attribute": (_module(after="n = F.calls\n"), "INL112", "neither defined by the class nor set in this module"),
+    "unknown attribute": (
+        _module(after="n = F.calls\n"),
+        "INL112",
+        "neither defined by the class nor set in this module",
+    ),
     "a Function attribute": (_module(after="n = F.is_traceable\n"), "INL112", "only a torch.autograd.Function has"),
-    "vmap rule assigned": (_module(after="F.generate_vmap_rule = True\n"), "INL112", "`F.generate_vmap_rule` is assigned"),
+    "vmap rule assigned": (
+        _module(after="F.generate_vmap_rule = True\n"),
+        "INL112",
+        "`F.generate_vmap_rule` is assigned",
+    ),
     "symbolic assigned": (_module(after="F.symbolic = print\n"), "INL112", "`F.symbolic` is assigned"),
     "apply assigned": (_module(after="F.apply = print\n"), "INL112", "`F.apply` is assigned"),
-    "apply overridden": (_module("@classmethod\ndef apply(cls, *args):\n    return super().apply(*args)\n"), "INL105", "defines `apply`"),
+    "apply overridden": (
+        _module("@classmethod\ndef apply(cls, *args):\n    return super().apply(*args)\n"),
+        "INL105",
+        "defines `apply`",
+    ),
     "legacy __init__": (_module("def __init__(self):\n    pass\n"), "INL105", "defines `__init__`"),
-    "class body reads forward": (_module(after="").replace("        return g * 3\n", "        return g * 3\n\n    fwd = forward\n"), "INL105", "its class body reads `forward`"),
+    "class body reads forward": (
+        _module(after="").replace("        return g * 3\n", "        return g * 3\n\n    fwd = forward\n"),
+        "INL105",
+        "its class body reads `forward`",
+    ),
     "super in forward": (_module().replace("return x * 2", "return super().forward(ctx, x)"), "INL105", "uses `super`"),
-    "__class__ in backward": (_module().replace("return g * 3", "return g * __class__.k"), "INL105", "uses `__class__`"),
-    "classmethod symbolic": (_module("@classmethod\ndef symbolic(cls, g, x):\n    return x\n"), "INL105", "`symbolic` is not a staticmethod"),
+    "__class__ in backward": (
+        _module().replace("return g * 3", "return g * __class__.k"),
+        "INL105",
+        "uses `__class__`",
+    ),
+    "classmethod symbolic": (
+        _module("@classmethod\ndef symbolic(cls, g, x):\n    return x\n"),
+        "INL105",
+        "`symbolic` is not a staticmethod",
+    ),
     "class-level if": (_module("if True:\n    k = 1\n"), "INL105", "class-level statement"),
-    "subclass in a function": (_module(after="def make():\n    class G(F):\n        pass\n\n    return G\n"), "INL112", "its subclass G is defined in another scope"),
-    "subclass with a metaclass": (_module(after="class G(F, metaclass=type):\n    pass\n"), "INL112", "its subclass G also has other bases or keywords"),
+    "subclass in a function": (
+        _module(after="def make():\n    class G(F):\n        pass\n\n    return G\n"),
+        "INL112",
+        "its subclass G is defined in another scope",
+    ),
+    "subclass with a metaclass": (
+        _module(after="class G(F, metaclass=type):\n    pass\n"),
+        "INL112",
+        "its subclass G also has other bases or keywords",
+    ),
     "name bound twice": (_module(after="G = F\nF = None\n"), "INL112", "bound more than once"),
     "cls rebound": (
         _module("@classmethod\ndef helper(cls):\n    cls = None\n    return cls\n"),
@@ -154,7 +198,9 @@ REFUSED = {
         "`helper` rebinds `cls`",
     ),
     "cls used and the name bound twice": (
-        _module().replace("@staticmethod\n    def backward(ctx, g)", "@classmethod\n    def backward(cls, ctx, g)").replace("return g * 3", "return cls.apply(g)")
+        _module()
+        .replace("@staticmethod\n    def backward(ctx, g)", "@classmethod\n    def backward(cls, ctx, g)")
+        .replace("return g * 3", "return cls.apply(g)")
         + "\nF = None\n",
         "INL105",
         "no name certainly means the class",
@@ -199,14 +245,18 @@ def test_only_apply_uses_stay_a_flat_callable():
 
 
 def test_getattr_with_a_literal_name_is_an_attribute_use():
-    source = _module("k = 2.0\n", after="def f():\n    setattr(F, 'n', 1)\n    return getattr(F, 'k') + getattr(F, 'n', 0)\n")
+    source = _module(
+        "k = 2.0\n", after="def f():\n    setattr(F, 'n', 1)\n    return getattr(F, 'k') + getattr(F, 'n', 0)\n"
+    )
     result = flatten(source, path="m.py")
     assert result.flattened == ("F",) and "class F(FlatClass):" in result.source
 
 
 def test_selecting_a_subclass_rewrites_its_family():
     source = _module(after="class G(F):\n    @staticmethod\n    def forward(ctx, x):\n        return x * 4\n")
-    result = flatten(source, path="m.py", select=__import__("inliner.engine", fromlist=["Selection"]).Selection(name="G"))
+    result = flatten(
+        source, path="m.py", select=__import__("inliner.engine", fromlist=["Selection"]).Selection(name="G")
+    )
     assert set(result.flattened) == {"F", "G"}
     assert "class F(FlatClass):" in result.source and "class G(F):" in result.source
 

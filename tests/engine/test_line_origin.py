@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from tests.support.golden import GOLDEN
 from inliner.engine import flatten
 from inliner.engine.line_origin import LineMap, Origin, line_map
 from inliner.engine.result import TextEdit
+from tests.support.golden import GOLDEN
 
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "output.py").exists())
 

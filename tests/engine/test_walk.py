@@ -8,8 +8,8 @@ import libcst as cst
 import pytest
 
 import inliner
-from tests.support.golden import GOLDEN
 from inliner.engine.walk import children, on_paths_to, walk
+from tests.support.golden import GOLDEN
 
 SOURCES = sorted(GOLDEN.glob("*/*.py")) + sorted(Path(inliner.__file__).parent.rglob("*.py"))
 

@@ -26,9 +26,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import inliner.runtime
+from inliner import flatten
 from tests.support.fuzz_gen import KNOWN_BUGS, DataChooser, generate, generate_from_seed
 from tests.support.fuzz_oracle import check_generated
-from inliner import flatten
 
 CI_AVOID = frozenset(KNOWN_BUGS)
 

@@ -14,9 +14,9 @@ import warnings
 import pytest
 import torch
 
+from inliner import flatten
 from tests.support.fuzz_oracle import check
 from tests.support.harness import load_module
-from inliner import flatten
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

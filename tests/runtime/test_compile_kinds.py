@@ -24,9 +24,9 @@ import pytest
 import torch
 import torch._dynamo
 
+from inliner.runtime import CompileFallbackWarning, custom_vjp
 from tests.support import compile_checks as cc
 from tests.support import compile_kind_cases as ck
-from inliner.runtime import CompileFallbackWarning, custom_vjp
 
 CASES = sorted(ck.CASES)
 
@@ -116,9 +116,7 @@ def test_fullgraph(name):
 INDUCTOR_CASES = ["backward_side_effect", "dataclass_argument", "module_argument", "lambda_argument"]
 
 
-@pytest.mark.parametrize(
-    "name,backend", [(n, "aot_eager") for n in CASES] + [(n, "inductor") for n in INDUCTOR_CASES]
-)
+@pytest.mark.parametrize("name,backend", [(n, "aot_eager") for n in CASES] + [(n, "inductor") for n in INDUCTOR_CASES])
 def test_three_compiled_calls(name, backend):
     case = ck.CASES[name]
     expected, expected_log = _eager(case, False)
@@ -266,7 +264,7 @@ class _Opaque:
 
 def test_an_uncarried_argument_type_falls_back_to_an_eager_island_with_one_warning():
     opaque = _Opaque(2.0)
-    fn = lambda x: ck.ApplyFnFlat(x, opaque) + 1  # noqa: E731
+    fn = lambda x: ck.ApplyFnFlat(x, opaque) + 1
     compiled = torch.compile(fn, backend="aot_eager")
     with pytest.warns(CompileFallbackWarning) as record:
         for _ in range(3):
@@ -286,7 +284,7 @@ def test_an_uncarried_argument_type_falls_back_to_an_eager_island_with_one_warni
 
 
 def test_a_function_reading_a_global_tensor_falls_back():
-    fn = lambda x: ck.ApplyFnFlat(x, _reads_global) + 1  # noqa: E731
+    fn = lambda x: ck.ApplyFnFlat(x, _reads_global) + 1
     with pytest.raises(Exception) as info:
         torch.compile(fn, backend="aot_eager", fullgraph=True)(torch.randn(4))
     assert cc.island_message_ok(str(info.value), "ApplyFn")
@@ -319,7 +317,7 @@ def test_flat_callables_made_by_a_factory_are_not_kept_alive_by_dynamo():
         return custom_vjp(_plain_fwd, _plain_bwd, name="Made")
 
     flat = make()
-    torch.compile(lambda x: flat(x, 2.0), backend="eager")(torch.randn(2))
+    torch.compile(lambda x: flat(x, 2.0), backend="eager")(torch.randn(2))  # noqa: F821 (flat is deleted below, after the call)
     ref = weakref.ref(flat)
     del flat
     torch._dynamo.reset()

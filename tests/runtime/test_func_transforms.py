@@ -110,7 +110,7 @@ def test_a_tensor_leaked_from_a_transform_is_unwrapped_like_function_apply(case,
 # binds keywords to forward's positional slots without filling defaults, so backward
 # returns as many gradients as there are slots (``len(ctx.needs_input_grad)``).
 
-KEYWORD_SOURCE = '''
+KEYWORD_SOURCE = """
 import torch
 
 
@@ -154,7 +154,7 @@ class Star(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return (g * 7.0 * ctx.scale,) + (g * 3.0,) * ctx.n
-'''
+"""
 
 
 @functools.cache
@@ -275,7 +275,7 @@ def test_setup_context_style_keywords_bind_with_defaults_as_torch_does():
         torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
-BINDING_FORWARDS = '''
+BINDING_FORWARDS = """
 import torch
 
 
@@ -310,7 +310,7 @@ def star_kwargs(ctx, x, k=1.0, **extra):
 @torch.amp.custom_fwd(device_type="cpu")
 def wrapped(ctx, x, k=1.0):
     return (len(ctx.needs_input_grad), x, k)
-'''
+"""
 
 
 class _SlotCounter:

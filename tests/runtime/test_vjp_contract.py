@@ -40,9 +40,24 @@ def leaf():
 
 
 AT_CALL = [
-    pytest.param({"saved_for_backward_idx": (0, 0)}, ValueError, "custom_vjp for Double: saved_for_backward_idx=(0, 0) names a residual twice", id="twice"),
-    pytest.param({"saved_for_forward_idx": (-1,)}, TypeError, "custom_vjp for Double: saved_for_forward_idx must hold non-negative integers, got saved_for_forward_idx=(-1,)", id="negative"),
-    pytest.param({"dirty_idx": ("0",)}, TypeError, "custom_vjp for Double: dirty_idx must hold non-negative integers", id="not-an-integer"),
+    pytest.param(
+        {"saved_for_backward_idx": (0, 0)},
+        ValueError,
+        "custom_vjp for Double: saved_for_backward_idx=(0, 0) names a residual twice",
+        id="twice",
+    ),
+    pytest.param(
+        {"saved_for_forward_idx": (-1,)},
+        TypeError,
+        "custom_vjp for Double: saved_for_forward_idx must hold non-negative integers, got saved_for_forward_idx=(-1,)",
+        id="negative",
+    ),
+    pytest.param(
+        {"dirty_idx": ("0",)},
+        TypeError,
+        "custom_vjp for Double: dirty_idx must hold non-negative integers",
+        id="not-an-integer",
+    ),
     pytest.param(
         {"saved_for_backward_idx": (0,), "saved_tensors_idx": 0},
         ValueError,
@@ -61,32 +76,44 @@ def test_indices_checked_when_custom_vjp_is_called(keywords, error, message):
 
 AT_FIRST_CALL = [
     pytest.param(
-        double_fwd, {"saved_for_backward_idx": (1,)}, ValueError,
+        double_fwd,
+        {"saved_for_backward_idx": (1,)},
+        ValueError,
         "custom_vjp fwd rule double_fwd for F returned 1 residual, but saved_for_backward_idx=(1,), which names residual 1",
         id="saved-out-of-range",
     ),
     pytest.param(
-        double_fwd, {"saved_for_forward_idx": (0, 2), "jvp": double_bwd}, ValueError,
+        double_fwd,
+        {"saved_for_forward_idx": (0, 2), "jvp": double_bwd},
+        ValueError,
         "custom_vjp fwd rule double_fwd for F returned 1 residual, but saved_for_forward_idx=(0, 2), which names residual 2",
         id="forward-saved-out-of-range",
     ),
     pytest.param(
-        double_fwd, {"saved_tensors_idx": 0}, TypeError,
+        double_fwd,
+        {"saved_tensors_idx": 0},
+        TypeError,
         "custom_vjp fwd rule double_fwd for F: residual 0 (saved_tensors_idx) must be a tuple of tensors, got Tensor",
         id="group-not-a-tuple",
     ),
     pytest.param(
-        two_outputs_fwd, {"non_differentiable_idx": (2,)}, ValueError,
+        two_outputs_fwd,
+        {"non_differentiable_idx": (2,)},
+        ValueError,
         "custom_vjp fwd rule two_outputs_fwd for F returned 2 outputs, but non_differentiable_idx=(2,), which names output 2",
         id="output-out-of-range",
     ),
     pytest.param(
-        double_fwd, {"dirty_idx": (1,)}, ValueError,
+        double_fwd,
+        {"dirty_idx": (1,)},
+        ValueError,
         "F was called with 1 positional input, but dirty_idx=(1,), which names input 1",
         id="input-out-of-range",
     ),
     pytest.param(
-        not_a_pair_fwd, {}, TypeError,
+        not_a_pair_fwd,
+        {},
+        TypeError,
         "custom_vjp fwd rule not_a_pair_fwd for F must return a pair (outputs, residuals), got Tensor",
         id="not-a-pair",
     ),
@@ -96,7 +123,13 @@ AT_FIRST_CALL = [
 @pytest.mark.parametrize("fill_defaults", [False, True], ids=["combined-carrier", "setup-context-carrier"])
 @pytest.mark.parametrize(("fwd", "keywords", "error", "message"), AT_FIRST_CALL)
 def test_indices_checked_against_what_fwd_returns(fwd, keywords, error, message, fill_defaults):
-    flat = custom_vjp(fwd, two_outputs_bwd if fwd is two_outputs_fwd else double_bwd, name="F", fill_defaults=fill_defaults, **keywords)
+    flat = custom_vjp(
+        fwd,
+        two_outputs_bwd if fwd is two_outputs_fwd else double_bwd,
+        name="F",
+        fill_defaults=fill_defaults,
+        **keywords,
+    )
     for _ in range(2):  # a failed check stays in place: the next call is checked again
         with pytest.raises(error) as raised:
             flat(leaf())

@@ -15,8 +15,9 @@ A check never raises for a tracer failure; it returns a :class:`Result`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -142,7 +143,10 @@ def compiled_calls(
     if log is not None:
         log.clear()
     if not same_log(got_log, expected_log):
-        return Result(False, f"side-effect log after {CALLS} calls differs from eager: {_brief(got_log)} != {_brief(expected_log)}")
+        return Result(
+            False,
+            f"side-effect log after {CALLS} calls differs from eager: {_brief(got_log)} != {_brief(expected_log)}",
+        )
     return Result(True, details={"log": got_log})
 
 

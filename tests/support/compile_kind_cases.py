@@ -17,8 +17,9 @@ golden-case convention (tests/support/tracer_cases.py reads it from a golden mod
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -210,7 +211,11 @@ def host_double_bwd(residuals, g):
 
 
 HostDoubleFlat = custom_vjp(
-    host_double_fwd, host_double_bwd, name="HostDouble", compile_kind="opaque", compile_reason="forward calls host_double"
+    host_double_fwd,
+    host_double_bwd,
+    name="HostDouble",
+    compile_kind="opaque",
+    compile_reason="forward calls host_double",
 )
 
 
@@ -279,7 +284,7 @@ def squash(t):
     return torch.tanh(t) * 2
 
 
-SQUASH = lambda t: torch.tanh(t) * 2  # noqa: E731  (a lambda is the point)
+SQUASH = lambda t: torch.tanh(t) * 2
 
 
 class ApplyFn(Function):

@@ -6,7 +6,7 @@ Every backward is a deliberate lie (an extra factor), so a run that loses it sho
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn

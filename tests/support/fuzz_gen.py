@@ -24,8 +24,8 @@ rewrite that differentiates through the forward is caught.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from tests.support.fuzz_gen_compile import add_compile_features
 
@@ -194,7 +194,7 @@ class _Lines:
     def add(self, indent: int, text: str) -> None:
         self.lines.append("    " * indent + text)
 
-    def extend(self, other: "_Lines", indent: int = 0) -> None:
+    def extend(self, other: _Lines, indent: int = 0) -> None:
         for line in other.lines:
             self.lines.append(("    " * indent + line) if line else line)
 
@@ -209,7 +209,7 @@ class _State:
     saved: list[str] | None = None  # kinds: "tensor" | "none"; None = never saved
     attrs: dict[str, str] = field(default_factory=dict)  # name -> kind
 
-    def copy(self) -> "_State":
+    def copy(self) -> _State:
         return _State(None if self.saved is None else list(self.saved), dict(self.attrs))
 
 
@@ -237,7 +237,7 @@ class FunctionBuilder:
             self.features.add(name)
         return on
 
-    def attr_reads_attr(self, body: "_Lines", plain: list[str], counter: list[int], for_paths) -> None:
+    def attr_reads_attr(self, body: _Lines, plain: list[str], counter: list[int], for_paths) -> None:
         """An attribute read on the right of an assignment, after it was set on every path:
         of itself (``ctx.s = ctx.s * 2.0``) or of another (``ctx.d = ctx.t * 2.0 + 1.0``)."""
         numeric = [n for n in plain if n.startswith(("t_", "s_"))]
@@ -372,7 +372,10 @@ class FunctionBuilder:
                     text = "@torch.no_grad()"
                     self.bwd_no_grad = self.bwd_no_grad or target is bwd
                 else:
-                    text = {"guard": f"@guard(check={ch.choice(['True', 'False'])})", "contiguous": "@contiguous_args"}.get(kind, f"@{kind}")
+                    text = {
+                        "guard": f"@guard(check={ch.choice(['True', 'False'])})",
+                        "contiguous": "@contiguous_args",
+                    }.get(kind, f"@{kind}")
                     if kind not in self.decorator_helpers:
                         self.decorator_helpers.append(kind)
                 target.insert(ch.draw(len(target) + 1), text)
@@ -421,7 +424,7 @@ class FunctionBuilder:
         early = self.feature("early_return", 25)
         branch = self.feature("branch_attrs", 25)
         if early or branch:
-            flag = self.ensure_flag()
+            self.ensure_flag()
             scalars = _scalar_uses(self.others)
         if self.kwonly:
             scalars.append("bias_scale")
@@ -543,7 +546,7 @@ class FunctionBuilder:
                 if kind == "pair" and "pair_attr" in self.avoid:
                     kind = "float"
             if name is None:
-                name = f"{ {'tensor': 't', 'float': 's', 'shape': 'shape', 'pair': 'pair'}[kind]}_{attr_counter[0]}"
+                name = f"{ {'tensor': 't', 'float': 's', 'shape': 'shape', 'pair': 'pair'}[kind] }_{attr_counter[0]}"
                 attr_counter[0] += 1
             value_kind = kind
             if kind == "tensor" and cond is not None and "one_path_attr_alias" in self.avoid:
@@ -873,7 +876,7 @@ class FunctionBuilder:
                 value = f"{ch.choice(pool)}.shape"
             else:
                 value = f"({ch.choice(pool)}, {ch.choice(scalar_pool)})"
-            name = f"{ {'tensor': 't', 'float': 's', 'shape': 'shape', 'pair': 'pair'}[kind]}_{i}"
+            name = f"{ {'tensor': 't', 'float': 's', 'shape': 'shape', 'pair': 'pair'}[kind] }_{i}"
             setup.add(1, f"{ctx}.{name} = {value}")
             state.attrs[name] = kind
             self.features.add(f"attr_{kind}")
@@ -942,9 +945,7 @@ class FunctionBuilder:
         counter = False
         for name in sorted(common_attrs):
             kind = kinds[name]
-            if kind == "tensor":
-                factors.append(f"{ctx}.{name}")
-            elif kind == "float":
+            if kind == "tensor" or kind == "float":
                 factors.append(f"{ctx}.{name}")
             elif kind == "pair":
                 factors.append(f"{ctx}.{name}[0] * {ctx}.{name}[1]")
@@ -1272,11 +1273,15 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
             scen.add(1, f"out = {text}")
             scen.add(1, f"torch.autograd.grad(_total(out), {leaves_text}, allow_unused=True)")
             # every call through a counting decorator so far, in order (same scenarios, same order)
-            scen.add(1, f"return {leaves_text}, (out, list(CALLS))" if info["counted"] else f"return {leaves_text}, out")
+            scen.add(
+                1, f"return {leaves_text}, (out, list(CALLS))" if info["counted"] else f"return {leaves_text}, out"
+            )
         elif kind == "retain_twice":
             # what the first backward wrote on ctx is what the harness's second one reads
             scen.add(1, f"out = {text}")
-            scen.add(1, f"first = torch.autograd.grad(_total(out), {leaves_text}, retain_graph=True, allow_unused=True)")
+            scen.add(
+                1, f"first = torch.autograd.grad(_total(out), {leaves_text}, retain_graph=True, allow_unused=True)"
+            )
             scen.add(1, f"return {leaves_text}, (out, first)")
         elif kind == "subset":
             scen.add(1, f"out = {text}")
@@ -1385,7 +1390,9 @@ def kept_class_shapes(
         return source, classes
     features.add("kept_class")
     lines = source.split("\n")
-    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith(f"class {name}(torch.autograd.Function)"))
+    start = next(
+        i for i, line in enumerate(lines) if line.lstrip().startswith(f"class {name}(torch.autograd.Function)")
+    )
     indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
     member, body = indent + "    ", indent + "        "
     end = next(i for i in range(start + 1, len(lines)) if lines[i].strip() and not lines[i].startswith(member))
@@ -1393,7 +1400,9 @@ def kept_class_shapes(
     def find(prefix: str, lo: int, hi: int) -> int:
         return next(i for i in range(lo, hi) if lines[i].startswith(prefix))
 
-    backward = next(i for i in range(start, end) if lines[i].startswith((member + "def backward(", member + "def vjp(")))
+    backward = next(
+        i for i in range(start, end) if lines[i].startswith((member + "def backward(", member + "def vjp("))
+    )
     gsum = find(body + "gsum = ", backward, end)
     expression = lines[gsum][len(body + "gsum = ") :]
     # backward's own decorators (replayed ones included) sit between @staticmethod and its def
@@ -1434,7 +1443,16 @@ def kept_class_shapes(
     # a decorated class whose backward uses cls is refused (the decorator may rebind the name): rarer
     if route != "factory" and ch.bool(10 if as_classmethod else 30):
         features.add("kept_decorator")
-        registry = ["_REGISTERED = []", "", "", "def _register(cls):", "    _REGISTERED.append(cls.__name__)", "    return cls", "", ""]
+        registry = [
+            "_REGISTERED = []",
+            "",
+            "",
+            "def _register(cls):",
+            "    _REGISTERED.append(cls.__name__)",
+            "    return cls",
+            "",
+            "",
+        ]
         lines[start:start] = [*registry, "@_register"]
     return "\n".join(lines), classes
 

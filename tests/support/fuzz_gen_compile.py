@@ -26,7 +26,12 @@ FORWARD_EFFECTS = [
     ("fwd_counter", "side_effecting", "forward updates module-level STATE.calls", "STATE.calls += 1"),
     ("fwd_numpy", "opaque", "forward calls numpy.zeros", "_scratch = np.zeros(1)"),
     ("fwd_tolist", "opaque", "forward calls {t}.detach().tolist()", "_values = {t}.detach().tolist()"),
-    ("fwd_branch", "opaque", "forward branches on a tensor's value (({t}.abs() > 1000.0).any())", 'if ({t}.abs() > 1000.0).any():\n    raise ValueError("too large")'),
+    (
+        "fwd_branch",
+        "opaque",
+        "forward branches on a tensor's value (({t}.abs() > 1000.0).any())",
+        'if ({t}.abs() > 1000.0).any():\n    raise ValueError("too large")',
+    ),
 ]
 BACKWARD_EFFECTS = [
     None,
@@ -81,11 +86,41 @@ class ObjectArgument:
 
 OBJECT_ARGUMENTS = [
     None,
-    ObjectArgument("obj_list", "side_effecting", "forward appends to argument obj", "obj.append(x.detach().clone())\nreturn x * 2", "SEEN", "3.0"),
-    ObjectArgument("obj_dataclass", "traceable", "", "return x * obj.weight + obj.shift", "Params(torch.ones(3) * 0.5, 1.5)", "5.0"),
-    ObjectArgument("obj_lambda", "side_effecting", "forward calls obj, passed in as an argument", "return obj(x)", "lambda t: t * 3 + 1", "7.0"),
-    ObjectArgument("obj_module_read", "traceable", "", "return torch.nn.functional.linear(x, obj.weight, obj.bias)", "_linear()", "2.0"),
-    ObjectArgument("obj_module_call", "side_effecting", "forward calls obj, passed in as an argument", "return obj(x)", "_linear()", "4.0"),
+    ObjectArgument(
+        "obj_list",
+        "side_effecting",
+        "forward appends to argument obj",
+        "obj.append(x.detach().clone())\nreturn x * 2",
+        "SEEN",
+        "3.0",
+    ),
+    ObjectArgument(
+        "obj_dataclass", "traceable", "", "return x * obj.weight + obj.shift", "Params(torch.ones(3) * 0.5, 1.5)", "5.0"
+    ),
+    ObjectArgument(
+        "obj_lambda",
+        "side_effecting",
+        "forward calls obj, passed in as an argument",
+        "return obj(x)",
+        "lambda t: t * 3 + 1",
+        "7.0",
+    ),
+    ObjectArgument(
+        "obj_module_read",
+        "traceable",
+        "",
+        "return torch.nn.functional.linear(x, obj.weight, obj.bias)",
+        "_linear()",
+        "2.0",
+    ),
+    ObjectArgument(
+        "obj_module_call",
+        "side_effecting",
+        "forward calls obj, passed in as an argument",
+        "return obj(x)",
+        "_linear()",
+        "4.0",
+    ),
 ]
 
 _LINEAR = """\

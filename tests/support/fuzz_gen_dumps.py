@@ -21,8 +21,8 @@ Draws go through the same ``Chooser`` as ``tests/support/fuzz_gen.py`` (0 = the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from tests.support.fuzz_gen import Chooser, RandomChooser, ReplayChooser
 
@@ -34,7 +34,17 @@ GRAD_FACTORS = ["3", "5", "7", "11", "0.25"]
 #: (op, arity): unary ops on one value, binary ops on two, ``*c`` / ``+c`` with a literal
 #: and ``*k`` with the Function's non-tensor argument (a literal in the dump).
 _OPS = [("sin", 1), ("cos", 1), ("tanh", 1), ("mulc", 1), ("addc", 1), ("mulk", 1), ("mul", 2), ("add", 2), ("sub", 2)]
-_DUMP_NAME = {"sin": "sin", "cos": "cos", "tanh": "tanh", "mulc": "mul", "addc": "add", "mulk": "mul", "mul": "mul", "add": "add", "sub": "sub"}
+_DUMP_NAME = {
+    "sin": "sin",
+    "cos": "cos",
+    "tanh": "tanh",
+    "mulc": "mul",
+    "addc": "add",
+    "mulk": "mul",
+    "mul": "mul",
+    "add": "add",
+    "sub": "sub",
+}
 
 
 @dataclass
@@ -153,7 +163,11 @@ def _function_spec(ch: Chooser, name: str, abi: str, lifted: str | None, feature
 def _eager_class(spec: _FunctionSpec) -> list[str]:
     params = [f"x{i}" for i in range(spec.n_tensors)] + (["k"] if spec.constant else [])
     names = [f"x{i}" for i in range(spec.n_tensors)] + ([spec.lifted] if spec.lifted else [])
-    lines = [f"class {spec.name}(torch.autograd.Function):", "    @staticmethod", f"    def forward(ctx, {', '.join(params)}):"]
+    lines = [
+        f"class {spec.name}(torch.autograd.Function):",
+        "    @staticmethod",
+        f"    def forward(ctx, {', '.join(params)}):",
+    ]
     for i, step in enumerate(spec.steps):
         names.append(f"h{i}")
         lines.append(f"        h{i} = {_expr(step, names, 'k')}")
@@ -209,7 +223,10 @@ def _fwd_body(spec: _FunctionSpec, i: int, abi: str, operands: list[str]) -> tup
     params = [unique(o) for o in operands]
     ann = f'"f32[{SHAPE[0]}]"'
     ctx = "ctx : torch.autograd.function.Function, " if abi == "2.9" else ""
-    lines = [f"    class fwd_body_{i}(torch.nn.Module):", f"        def forward(self, {ctx}{', '.join(f'{p}: {ann}' for p in params)}):"]
+    lines = [
+        f"    class fwd_body_{i}(torch.nn.Module):",
+        f"        def forward(self, {ctx}{', '.join(f'{p}: {ann}' for p in params)}):",
+    ]
     lines += [
         "            # No stacktrace found for following nodes",
         "            _set_grad_enabled = torch._C._set_grad_enabled(False);  _set_grad_enabled = None",
@@ -255,7 +272,10 @@ def _bwd_body(spec: _FunctionSpec, i: int, abi: str, saved: list[str]) -> list[s
     ctx = "ctx : torch.autograd.function.Function, " if abi == "2.9" else ""
     grad_names = ["g"] + [f"g_{j}" for j in range(1, len(spec.outputs))]
     params = [*grad_names, *saved]
-    lines = [f"    class bwd_body_{i}(torch.nn.Module):", f"        def forward(self, {ctx}{', '.join(f'{p}: {ann}' for p in params)}):"]
+    lines = [
+        f"    class bwd_body_{i}(torch.nn.Module):",
+        f"        def forward(self, {ctx}{', '.join(f'{p}: {ann}' for p in params)}):",
+    ]
     lines += [
         "            # No stacktrace found for following nodes",
         "            _set_grad_enabled = torch._C._set_grad_enabled(False);  _set_grad_enabled = None",
@@ -297,7 +317,11 @@ def generate_dump(ch: Chooser) -> DumpGenerated:
     repro = abi == "2.9" and ch.bool(50)  # a thunderfx reproducer's DynamoModule
     instantiated = ch.bool(30) or repro
     annotated = abi == "2.9" and ch.bool(40)
-    for flag, on in (("thunderfx_repro", repro), ("instantiated_bodies", instantiated), ("annotated_results", annotated)):
+    for flag, on in (
+        ("thunderfx_repro", repro),
+        ("instantiated_bodies", instantiated),
+        ("annotated_results", annotated),
+    ):
         if on:
             features.add(flag)
     n_calls = ch.int(2, 4)
@@ -338,7 +362,17 @@ def generate_dump(ch: Chooser) -> DumpGenerated:
         nested = None
     reference = _reference_text(specs, graph_inputs, eager_values, call_args, returned, lifted_globals)
     source = _dump_text(
-        specs, abi, repro, instantiated, annotated, graph_inputs, eager_values, call_args, returned, lifted_globals, nested
+        specs,
+        abi,
+        repro,
+        instantiated,
+        annotated,
+        graph_inputs,
+        eager_values,
+        call_args,
+        returned,
+        lifted_globals,
+        nested,
     )
     scenarios = _scenarios(graph_inputs, lifted_globals)
     return DumpGenerated(
@@ -390,7 +424,17 @@ def _nested_code(specs, graph_inputs, eager_values, call_args) -> str | None:
 
 
 def _dump_text(
-    specs, abi, repro, instantiated, annotated, graph_inputs, eager_values, call_args, returned, lifted_globals, nested=None
+    specs,
+    abi,
+    repro,
+    instantiated,
+    annotated,
+    graph_inputs,
+    eager_values,
+    call_args,
+    returned,
+    lifted_globals,
+    nested=None,
 ) -> str:
     """``nested``: thunderfx's layout for one line of nested applies: that line's comment,
     then every ``fwd_body_<i> = self.fwd_body_<i>()``, then the calls."""
@@ -457,7 +501,12 @@ def _dump_text(
         lines.append(text)
     lines.append(f"        return ({', '.join(final)},)")
     lines += bodies
-    lines += ["", "", f"def run({', '.join(graph_inputs)}):", f"    return {module}()({', '.join([*graph_inputs, *lifted_globals])})"]
+    lines += [
+        "",
+        "",
+        f"def run({', '.join(graph_inputs)}):",
+        f"    return {module}()({', '.join([*graph_inputs, *lifted_globals])})",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -469,7 +518,9 @@ def _scenarios(graph_inputs: list[str], lifted_globals: list[str]) -> str:
     lines = ["", ""]
     lines += ["def scenario_all():", *made, f"    return [{leaves}], run({args})", "", ""]
     lines += ["def scenario_first_input_only():"]
-    lines += [f"    {n} = torch.randn({shape}{', requires_grad=True' if j == 0 else ''})" for j, n in enumerate(graph_inputs)]
+    lines += [
+        f"    {n} = torch.randn({shape}{', requires_grad=True' if j == 0 else ''})" for j, n in enumerate(graph_inputs)
+    ]
     lines += [f"    return [{graph_inputs[0]}], run({args})", "", ""]
     lines += ["def scenario_no_grad():", *made, "    with torch.no_grad():", f"        out = run({args})"]
     lines += [f"    return [{leaves}], out", "", ""]

@@ -26,15 +26,15 @@ import ast
 import re
 import traceback
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import torch
 
+from inliner.engine import flatten
+from inliner.engine.codes import INTERNAL_CODES, Code
 from tests.support.golden import side_effects
 from tests.support.harness import assert_same, load_module, run_all_safe
-from inliner.engine.codes import INTERNAL_CODES, Code
-from inliner.engine import flatten
 
 
 @dataclass
@@ -334,7 +334,9 @@ def _compile_kind_failures(result, expected: dict[str, tuple[str, str]]) -> list
             # and the engine may name one of those first; the kind is what must agree
             pass
         elif got is None or (got.kind, got.reason) != (kind, reason):
-            failures.append(f"compile-kind-differs: {name}: built {(kind, reason)}, engine {got and (got.kind, got.reason)}")
+            failures.append(
+                f"compile-kind-differs: {name}: built {(kind, reason)}, engine {got and (got.kind, got.reason)}"
+            )
             continue
         wanted = {} if kind == "traceable" else {"compile_kind": kind, "compile_reason": got.reason}
         if emitted.get(name) != wanted:
@@ -347,7 +349,9 @@ def _emitted_kinds(source: str) -> dict[str, dict[str, str]]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "custom_vjp":
             keywords = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
-            out[keywords.get("name")] = {k: v for k, v in keywords.items() if k in ("compile_kind", "compile_reason", "ctx_record")}
+            out[keywords.get("name")] = {
+                k: v for k, v in keywords.items() if k in ("compile_kind", "compile_reason", "ctx_record")
+            }
     return out
 
 

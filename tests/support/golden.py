@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from tests.support.paths import GOLDEN
 from pathlib import Path
 
 from inliner import flatten
-
+from tests.support.paths import GOLDEN
 
 
 def case_dirs() -> list[Path]:
@@ -44,5 +43,7 @@ def side_effects(module):
     reset = getattr(module, RESET_SIDE_EFFECTS, None)
     if log is None and reset is None:
         return None
-    assert callable(log) and callable(reset), f"{module.__name__} defines only one of {SIDE_EFFECT_LOG}/{RESET_SIDE_EFFECTS}"
+    assert callable(log) and callable(reset), (
+        f"{module.__name__} defines only one of {SIDE_EFFECT_LOG}/{RESET_SIDE_EFFECTS}"
+    )
     return reset, log

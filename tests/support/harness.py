@@ -136,12 +136,16 @@ def assert_same(original: Any, rewritten: Any, where: str = "") -> None:
         ), f"{where}: {original} != {rewritten}"
         return
     if isinstance(original, dict):
-        assert isinstance(rewritten, dict) and original.keys() == rewritten.keys(), f"{where}: {original} != {rewritten}"
+        assert isinstance(rewritten, dict) and original.keys() == rewritten.keys(), (
+            f"{where}: {original} != {rewritten}"
+        )
         for key in original:
             assert_same(original[key], rewritten[key], f"{where}.{key}")
         return
     if isinstance(original, (list, tuple)):
-        assert isinstance(rewritten, (list, tuple)) and len(original) == len(rewritten), f"{where}: {original} != {rewritten}"
+        assert isinstance(rewritten, (list, tuple)) and len(original) == len(rewritten), (
+            f"{where}: {original} != {rewritten}"
+        )
         for i, (a, b) in enumerate(zip(original, rewritten)):
             assert_same(a, b, f"{where}[{i}]")
         return

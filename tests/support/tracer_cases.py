@@ -29,14 +29,15 @@ import functools
 import inspect
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
+from inliner.runtime import _first_object_type
 from tests.support import compile_checks
 from tests.support.golden import GOLDEN
-from inliner.runtime import _first_object_type
 from tests.support.harness import load_module, scenarios
 
 # --------------------------------------------------------------------------- drivers
@@ -185,6 +186,7 @@ DRIVERS: dict[str, Driver] = {
     ]
 }
 
+
 def _auto_resolve(name: str) -> Callable[[Any, bool], dict[str, Callable]]:
     def resolve(module: Any, rewritten: bool) -> dict[str, Callable]:
         obj = getattr(module, name, None)
@@ -299,7 +301,9 @@ def _auto_drivers() -> tuple[dict[str, Driver], dict[str, str]]:
                 not_driven[f"{case}/{name}"] = f"replaying the recorded call raises in eager ({_short(exc)[:80]})"
                 continue
             if not any(t.requires_grad for t in flat_tensors(outputs)):
-                not_driven[f"{case}/{name}"] = "no output carries a gradient in eager (e.g. a list output): nothing to compare"
+                not_driven[f"{case}/{name}"] = (
+                    "no output carries a gradient in eager (e.g. a list output): nothing to compare"
+                )
                 continue
             drivers[driver.id] = driver
     return drivers, not_driven
@@ -321,7 +325,7 @@ def flat_callables(module: Any) -> dict[str, Callable]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def modules(case: str) -> tuple[Any, Any]:
     """(original module, rewritten module), loaded once per process."""
     original = load_module((GOLDEN / case / "input.py").read_text(), f"{case}_tracer_original", GOLDEN / case)
@@ -329,7 +333,7 @@ def modules(case: str) -> tuple[Any, Any]:
     return original, rewritten
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def functions(driver: str, rewritten: bool) -> dict[str, Callable]:
     """The callables a driver exercises; cached, so every row sees the same objects."""
     original, new = modules(DRIVERS[driver].case)
@@ -367,16 +371,23 @@ def flat_tensors(value: Any) -> list[torch.Tensor]:
 
 def make_inputs(driver: str) -> tuple:
     torch.manual_seed(0)
-    return tuple(t.detach().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t for t in DRIVERS[driver].inputs())
+    return tuple(
+        t.detach().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t
+        for t in DRIVERS[driver].inputs()
+    )
 
 
 def fresh(inputs: tuple) -> tuple:
-    return tuple(t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t for t in inputs)
+    return tuple(
+        t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t for t in inputs
+    )
 
 
 def cotangents(outputs: Any) -> list[torch.Tensor]:
     generator = torch.Generator().manual_seed(1)
-    return [torch.randn(t.shape, generator=generator, dtype=t.dtype) for t in flat_tensors(outputs) if t.is_floating_point()]
+    return [
+        torch.randn(t.shape, generator=generator, dtype=t.dtype) for t in flat_tensors(outputs) if t.is_floating_point()
+    ]
 
 
 def scalar_loss(outputs: Any, cots: list[torch.Tensor]) -> torch.Tensor:
@@ -408,7 +419,7 @@ def body(driver: str, rewritten: bool) -> Callable:
     return f
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def reference(driver: str) -> tuple[Any, list]:
     """Eager outputs and gradients of the ORIGINAL: what every tracer row must reproduce.
 
@@ -424,7 +435,7 @@ def has_original(driver: str) -> bool:
     return bool(functions(driver, False)) and all(fn is not None for fn in functions(driver, False).values())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def true_derivative(driver: str, loss: str = "cotangents") -> list:
     """Gradients obtained by differentiating through the forward bodies (ignoring every custom backward).
 
@@ -470,7 +481,9 @@ def compare_grads(driver: str, got: list, exact: bool = False, none_is_zero: boo
     backward gives no gradient)."""
     expected = reference(driver)[1]
     if none_is_zero:
-        expected = [torch.zeros_like(g) if e is None and isinstance(g, torch.Tensor) else e for e, g in zip(expected, got)]
+        expected = [
+            torch.zeros_like(g) if e is None and isinstance(g, torch.Tensor) else e for e, g in zip(expected, got)
+        ]
     tol = {"rtol": DRIVERS[driver].rtol, "atol": DRIVERS[driver].atol}
     if same(got, expected, exact, **tol):
         return Outcome(True)
@@ -567,7 +580,7 @@ def side_effect_log(driver: str, rewritten: bool) -> list | None:
     return getattr(new if rewritten else original, "SIDE_EFFECT_LOG", None)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def eager_three_calls(driver: str) -> tuple[list, list | None]:
     """Three eager calls of the original (of the rewrite, for a dumped graph): outputs and
     gradients per call, and the side-effect log they leave."""
@@ -605,7 +618,9 @@ def check_fullgraph(driver: str, rewritten: bool) -> Outcome:
 
 def islands(driver: str) -> list[str]:
     """The driver's flat callables that are eager islands under torch.compile."""
-    return [name for name, fn in functions(driver, True).items() if getattr(fn, "compile_kind", "traceable") != "traceable"]
+    return [
+        name for name, fn in functions(driver, True).items() if getattr(fn, "compile_kind", "traceable") != "traceable"
+    ]
 
 
 def _func_loss(driver: str, rewritten: bool, inputs: tuple) -> tuple[Callable, tuple[int, ...]]:
@@ -714,9 +729,7 @@ def check_fx(driver: str, rewritten: bool) -> Outcome:
         return Outcome(False, _short(exc))
     leaf_nodes = {
         name: sum(
-            1
-            for n in gm.graph.nodes
-            if n.op == "call_function" and getattr(n.target, "inliner_flat", n.target) is fn
+            1 for n in gm.graph.nodes if n.op == "call_function" and getattr(n.target, "inliner_flat", n.target) is fn
         )
         for name, fn in fns.items()
     }
@@ -777,9 +790,8 @@ def all_cases() -> list[str]:
 
 __all__ = [
     "AUTO",
-    "HAND_WRITTEN",
-    "has_original",
     "DRIVERS",
+    "HAND_WRITTEN",
     "NOT_DRIVEN",
     "ROWS",
     "Driver",
@@ -787,12 +799,12 @@ __all__ = [
     "all_cases",
     "flat_callables",
     "functions",
+    "has_original",
     "modules",
     "reference",
     "run",
     "true_derivative",
 ]
-
 
 
 # --------------------------------------------------------------------------- thunder rows
@@ -803,7 +815,7 @@ def _thunder_traces_text(traces: Any) -> str:
 
 
 def _thunder_program(driver: str, jitted: Callable) -> str:
-    """"ok" if the initial computation trace of ``jitted``, run as a program (under
+    """ "ok" if the initial computation trace of ``jitted``, run as a program (under
     ``thunder.jit``, tests/support/thunder_programs.py), gives the original's eager outputs, and
     its body (without the ``no_grad`` decorator) the original's gradients; else why not."""
     from tests.support.thunder_programs import run_initial_trace
@@ -833,6 +845,7 @@ def check_thunder_jit(driver: str, rewritten: bool) -> Outcome:
     ``program``, whether the initial trace run as a program reproduces eager.
     """
     import thunder
+
     from tests.support.thunder_programs import unresolved_by_trace
 
     f = body(driver, rewritten)
@@ -868,15 +881,13 @@ def check_thunder_jit(driver: str, rewritten: bool) -> Outcome:
 
 
 def _thunderfx_programs(driver: str, compiled: Any) -> str:
-    """"ok" if the initial trace of every graph thunderfx handed thunder, run as a program
+    """ "ok" if the initial trace of every graph thunderfx handed thunder, run as a program
     (under ``thunder.jit``) on inputs made from the graph's example-input metadata, gives
     the outputs of that graph run eagerly, and its body (without ``no_grad``) the graph's
     eager gradients; else why not."""
     tol = {"rtol": DRIVERS[driver].rtol, "atol": DRIVERS[driver].atol}
     for info in compiled._backend.subgraph_infos:
-        graphs = [
-            gm for gm, fn in info.submodule_to_compiled_functions.items() if str(fn.compiler).endswith("THUNDER")
-        ]
+        graphs = [gm for gm, fn in info.submodule_to_compiled_functions.items() if str(fn.compiler).endswith("THUNDER")]
         for gm, jitted, metas in zip(graphs, info.thunder_compiled_fns, info.thunder_compiled_fns_example_inputs):
             try:
                 reason = _thunderfx_program(gm, jitted, metas, tol)
@@ -889,6 +900,7 @@ def _thunderfx_programs(driver: str, compiled: Any) -> str:
 
 def _thunderfx_program(gm: Any, jitted: Any, metas: list, tol: dict) -> str:
     from thunder.dynamo.utils import example_input_meta_to_input
+
     from tests.support.thunder_programs import run_initial_trace
 
     torch.manual_seed(0)
@@ -920,6 +932,7 @@ def check_thunderfx(driver: str, rewritten: bool) -> Outcome:
     import thunder
     import torch._dynamo
     from thunder.dynamo import thunderfx
+
     from tests.support.thunder_programs import unresolved_by_trace
 
     torch._dynamo.reset()

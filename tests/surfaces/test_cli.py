@@ -10,7 +10,6 @@ Python, idempotent, newline-preserving) and refuses classes whose name starts wi
 
 from __future__ import annotations
 
-from tests.support.paths import ROOT
 import io
 import os
 import re
@@ -24,6 +23,7 @@ import pytest
 from inliner.cli import main, process
 from inliner.engine import FlattenResult, Selection
 from inliner.engine.diagnostics import Diagnostic, Severity
+from tests.support.paths import ROOT
 
 CLASS_RE = re.compile(r"^class (\w+)\(torch\.autograd\.Function\):", re.MULTILINE)
 
@@ -32,7 +32,9 @@ FLAT = "import torch\n\n\nclass Double:  # flattened\n    pass\n"
 PLAIN = "x = 1\n"
 
 
-def fake_flatten(source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object) -> FlattenResult:
+def fake_flatten(
+    source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object
+) -> FlattenResult:
     if "SYNTAX ERROR" in source:
         diag = Diagnostic(path, 1, 1, "INL000", "cannot parse: invalid syntax", Severity.ERROR)
         return FlattenResult(source, diagnostics=(diag,), error="cannot parse: invalid syntax")
@@ -61,13 +63,17 @@ def fake_flatten(source: str, *, path: str = "<string>", select: Selection | Non
     return FlattenResult(new, tuple(diagnostics), tuple(flattened), tuple(refused), changed=new != source)
 
 
-def broken_output(source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object) -> FlattenResult:
+def broken_output(
+    source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object
+) -> FlattenResult:
     if "autograd" not in source:
         return FlattenResult(source)
     return FlattenResult(source.replace("torch.autograd.Function", "torch.autograd.Function, ("), changed=True)
 
 
-def unstable(source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object) -> FlattenResult:
+def unstable(
+    source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object
+) -> FlattenResult:
     return FlattenResult(source + "# again\n", flattened=("X",), changed=True)
 
 

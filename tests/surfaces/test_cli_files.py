@@ -23,7 +23,9 @@ FN = "import torch\nclass F(torch.autograd.Function):\n    pass\n"
 FLAT = "import torch\nclass F:  # flattened\n    pass\n"
 
 
-def fake_flatten(source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object) -> FlattenResult:
+def fake_flatten(
+    source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object
+) -> FlattenResult:
     new = source.replace("(torch.autograd.Function):", ":  # flattened")
     return FlattenResult(new, flattened=("F",) if new != source else (), changed=new != source)
 

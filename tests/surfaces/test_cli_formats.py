@@ -117,16 +117,23 @@ def test_json_lines_on_stdout_with_positions_and_fixable(proj: Path, capsys: pyt
     assert (helper["line"], helper["column"], helper["end_line"], helper["end_column"]) == (11, 15, 11, 18)  # `ctx`
     assert "Helper" in helper["message"] and "Writes" in writes["message"]
     assert set(good) == {
-        "path", "line", "column", "end_line", "end_column", "code", "severity", "message", "name", "fixable"
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "code",
+        "severity",
+        "message",
+        "name",
+        "fixable",
     }
     # stdout is the report only; the per-file lines and the summary stay on stderr
     assert "would rewrite pkg/good.py" in err and "Functions: 1 would be flattened, 2 refused." in err
     assert "INL102" not in err
 
 
-def test_json_carries_info_whatever_the_verbosity_text_does_not(
-    proj: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_json_carries_info_whatever_the_verbosity_text_does_not(proj: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "--check", "-q", "--output-format", "json", "pkg/good.py")
     assert [json.loads(line)["code"] for line in out.splitlines()] == ["INL001"]
     _, out, err = run(capsys, "--check", "pkg/good.py")
@@ -143,11 +150,15 @@ def test_json_parse_error_has_a_position(proj: Path, capsys: pytest.CaptureFixtu
     assert (record["end_line"], record["end_column"]) == (record["line"], record["column"])
 
     # where Python gives a range, it is carried (columns in characters, end exclusive)
-    (proj / "pkg" / "broken2.py").write_text("import torch\n\n\nclass F(torch.autograd.Function):\n    pass\n\n\né = (1,\n 2 3)\n")
+    (proj / "pkg" / "broken2.py").write_text(
+        "import torch\n\n\nclass F(torch.autograd.Function):\n    pass\n\n\né = (1,\n 2 3)\n"
+    )
     _, out, _ = run(capsys, "--check", "--output-format", "json", "pkg/broken2.py")
     (record,) = [json.loads(line) for line in out.splitlines()]
     assert (record["line"], record["column"], record["end_line"], record["end_column"]) == (9, 2, 9, 5)
-    (proj / "pkg" / "broken3.py").write_text("import torch\n\n\nclass F(torch.autograd.Function):\n    def forward(ctx, é, é):\n        pass\n")
+    (proj / "pkg" / "broken3.py").write_text(
+        "import torch\n\n\nclass F(torch.autograd.Function):\n    def forward(ctx, é, é):\n        pass\n"
+    )
     _, out, _ = run(capsys, "--check", "--output-format", "json", "pkg/broken3.py")
     (record,) = [json.loads(line) for line in out.splitlines()]
     assert "duplicate argument" in record["message"]
@@ -233,7 +244,12 @@ def test_sarif_validates_against_the_official_schema(proj: Path, capsys: pytest.
     assert helper["level"] == "warning" and "Helper" in helper["message"]["text"]
     location = helper["locations"][0]
     assert location["physicalLocation"]["artifactLocation"] == {"uri": "pkg/refused.py", "uriBaseId": "%SRCROOT%"}
-    assert location["physicalLocation"]["region"] == {"startLine": 11, "startColumn": 15, "endLine": 11, "endColumn": 18}
+    assert location["physicalLocation"]["region"] == {
+        "startLine": 11,
+        "startColumn": 15,
+        "endLine": 11,
+        "endColumn": 18,
+    }
     assert location["logicalLocations"] == [{"name": "Helper", "kind": "type"}]
     assert results[3]["level"] == "note" and results[2]["level"] == "error"
     assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": absolute.as_uri()}
@@ -276,10 +292,7 @@ def test_statistics_text_and_json(proj: Path, capsys: pytest.CaptureFixture[str]
     (proj / "pkg" / "more.py").write_text(REFUSED.replace("Helper", "Helper2").replace("Writes", "Writes2"))
     status, out, err = run(capsys, "--check", "--statistics", "pkg")
     assert status == 1
-    assert out == (
-        f"2\tINL101\t{Code('INL101').summary}\n"
-        f"2\tINL102\t{Code('INL102').summary}\n"
-    )
+    assert out == (f"2\tINL101\t{Code('INL101').summary}\n2\tINL102\t{Code('INL102').summary}\n")
     assert "INL102" not in err and "Functions: 1 would be flattened, 4 refused." in err
     _, out, _ = run(capsys, "--check", "--statistics", "-v", "pkg")
     assert out.splitlines()[-1] == f"1\tINL001\t[*] {Code('INL001').summary}"

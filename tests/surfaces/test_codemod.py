@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tests.support.paths import ROOT
 import os
 import subprocess
 import sys
@@ -13,13 +12,16 @@ from libcst.codemod import CodemodContext, TransformFailure, TransformSkip, Tran
 
 import inliner.codemod
 from inliner.codemod import Flatten
-from inliner.engine.diagnostics import Diagnostic, Severity
 from inliner.engine import FlattenResult, Selection
+from inliner.engine.diagnostics import Diagnostic, Severity
+from tests.support.paths import ROOT
 
 FN = "import torch\nclass F(torch.autograd.Function):\n    pass\nclass KeepG(torch.autograd.Function):\n    pass\n"
 
 
-def fake_flatten(source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object) -> FlattenResult:
+def fake_flatten(
+    source: str, *, path: str = "<string>", select: Selection | None = None, **_options: object
+) -> FlattenResult:
     if "SYNTAX" in source:
         return FlattenResult(source, error="cannot parse")
     if select is not None and select.name not in (None, "F"):

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import traceback
 import uuid
-from collections import Counter
 from importlib.machinery import SourceFileLoader
 from pathlib import Path
 
@@ -21,12 +20,10 @@ import torch
 import inliner
 import inliner.engine
 import inliner.hook
-from inliner.hook import _cache
+from inliner.hook import InlinerHookWarning, _cache
 from inliner.hook._cache import TAG, cache_path
-from inliner.hook._pth import PTH_LINE, PTH_NAME
 from inliner.hook._linemap import compile_mapped
-from inliner.hook import InlinerHookWarning
-
+from inliner.hook._pth import PTH_LINE, PTH_NAME
 from tests.support.golden import GOLDEN
 
 SETUP_CONTEXT_MESSAGE = "must override the setup_context staticmethod"
@@ -234,7 +231,9 @@ def test_an_engine_internal_error_imports_the_module_as_written(make_package, mo
         ops = importlib.import_module(f"{name}.ops")
     (warning,) = [w for w in record if issubclass(w.category, InlinerHookWarning)]
     message = str(warning.message)
-    assert message.startswith(f"{name}.ops: inliner could not process this module: internal error: RuntimeError: kaboom")
+    assert message.startswith(
+        f"{name}.ops: inliner could not process this module: internal error: RuntimeError: kaboom"
+    )
     assert message.endswith("please report this as an inliner bug; imported as written")
     assert isinstance(ops.Seven, type) and isinstance(ops.Scale, type)
 
@@ -264,9 +263,8 @@ def test_an_internal_error_in_one_class_imports_the_rest_flattened(make_package,
 
 def test_a_syntax_error_is_the_one_python_raises(make_package):
     name, _ = make_package({"bad": "import torch\nclass F(torch.autograd.Function):\n    def forward(ctx, x:\n"})
-    with inliner.hook.install([name]):
-        with pytest.raises(SyntaxError):
-            importlib.import_module(f"{name}.bad")
+    with inliner.hook.install([name]), pytest.raises(SyntaxError):
+        importlib.import_module(f"{name}.bad")
 
 
 def test_an_undecodable_file_raises_what_python_raises(make_package):
@@ -347,7 +345,7 @@ def test_cache_is_tagged_reused_and_invalidated_by_an_edit(make_package, monkeyp
     assert entry.parent == package / "__pycache__" and entry.is_file()
     assert sys.modules[f"{name}.ops"].__cached__ == str(entry)
     assert entry.name == f"ops.{sys.implementation.cache_tag}.inliner-{inliner.__version__}.pyc"
-    assert TAG == f"inliner-{inliner.__version__}"
+    assert f"inliner-{inliner.__version__}" == TAG
     assert calls == [str(source)]
 
     _forget(name)
@@ -472,7 +470,9 @@ def test_env_var_activation_and_the_cache_across_processes(make_package, tmp_pat
     probe = PROBE.format(activate="import inliner.hook._startup  # what the .pth line runs", name=name)
     # a copy of inliner, to be "upgraded" below as a `git pull` would
     engine_root = tmp_path / "engine"
-    shutil.copytree(Path(inliner.__file__).parent, engine_root / "inliner", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(inliner.__file__).parent, engine_root / "inliner", ignore=shutil.ignore_patterns("__pycache__")
+    )
 
     first = _run(probe, root, hook=f"{name}, unrelated", first=engine_root)
     assert first["engine"] == str(engine_root / "inliner" / "engine" / "__init__.py")

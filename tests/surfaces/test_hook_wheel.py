@@ -10,7 +10,6 @@ variable set. The editable (PEP 660) wheel is checked to carry the same file.
 
 from __future__ import annotations
 
-from tests.support.paths import ROOT
 import importlib.util
 import json
 import os
@@ -24,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from inliner.hook._pth import PTH_LINE, SHIPPED_PTH_NAME
+from tests.support.paths import ROOT
 
-
-OPS = '''\
+OPS = """\
 import torch
 
 
@@ -42,7 +41,7 @@ class Seven(torch.autograd.Function):
 
 def f(x):
     return Seven.apply(x).sum()
-'''
+"""
 
 PROBE = """
 import json, sys
@@ -120,7 +119,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     venv = work / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    purelib = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    purelib = Path(
+        _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    )
     _run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index", "--no-deps", "-q"]
         + ["--disable-pip-version-check", str(wheel)],

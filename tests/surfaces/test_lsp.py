@@ -136,7 +136,7 @@ class Session:
         def on_log(params: types.LogMessageParams) -> None:
             pass
 
-    async def __aenter__(self) -> "Session":
+    async def __aenter__(self) -> Session:
         await self.client.start_io(sys.executable, "-m", "inliner.lsp")
         self.initialized = await asyncio.wait_for(
             self.client.initialize_async(
@@ -462,9 +462,13 @@ def test_engine_edits_become_lsp_edits_that_make_the_same_text(text, cuts, encod
             continue  # one edit per offset: clients order inserts at one position by array order only
         edits.append(TextEdit(start, end, new))
         cursor = end
-    expected = "".join(
-        text[previous.end if previous else 0 : edit.start] + edit.text for previous, edit in zip([None, *edits], edits)
-    ) + text[edits[-1].end if edits else 0 :]
+    expected = (
+        "".join(
+            text[previous.end if previous else 0 : edit.start] + edit.text
+            for previous, edit in zip([None, *edits], edits)
+        )
+        + text[edits[-1].end if edits else 0 :]
+    )
     converted = lsp_edits(tuple(edits), txt.split_lines(text), encoding)
     assert txt.apply_edits(text, converted, encoding) == expected
     codec = {"utf-8": "utf-8", "utf-16": "utf-16-le", "utf-32": "utf-32-le"}[encoding]
@@ -472,7 +476,9 @@ def test_engine_edits_become_lsp_edits_that_make_the_same_text(text, cuts, encod
         return  # the independent applier below counts UTF-8 and UTF-16 units
     edit = types.WorkspaceEdit(
         changes={
-            "u": [types.TextEdit(types.Range(types.Position(*e.start), types.Position(*e.end)), e.text) for e in converted]
+            "u": [
+                types.TextEdit(types.Range(types.Position(*e.start), types.Position(*e.end)), e.text) for e in converted
+            ]
         }
     )
     assert apply_workspace_edit(text, "u", edit, codec) == expected
@@ -538,7 +544,13 @@ def test_targets_cover_decorators_and_body_and_disambiguate_by_line():
     # the engine's span of a class covers its decorators (a class without forward is refused)
     decorated = "import torch\n\n@a\n@b\nclass C(torch.autograd.Function):\n    pass\n"
     (target,) = flatten(decorated).targets
-    assert (target.name, target.kind, target.first_line, target.last_line, target.flattened) == ("C", "class", 3, 6, False)
+    assert (target.name, target.kind, target.first_line, target.last_line, target.flattened) == (
+        "C",
+        "class",
+        3,
+        6,
+        False,
+    )
 
 
 @pytest.mark.engine_bug

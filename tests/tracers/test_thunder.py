@@ -35,11 +35,11 @@ import warnings
 
 import pytest
 
+from inliner.engine import flatten
 from tests.support import dump_originals
 from tests.support import thunder_programs as tp
 from tests.support import tracer_cases as tc
 from tests.support.harness import load_module
-from inliner.engine import flatten
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -84,12 +84,15 @@ REWRITE_KNOWN_FAILURES: dict[tuple[str, str], str] = {
     # as it fails on the original (test_original pins the same messages): an object argument
     # has no proxy name, numpy and tolist need fake-tensor registrations, and a list the
     # forward appends to is a variable thunder refuses to overwrite
-    **{("thunder_jit", d): "object has no attribute 'name'" for d in (
-        "compile_dataclass_argument",
-        "compile_lambda_argument",
-        "compile_module_argument/LinearOfModule",
-        "compile_module_argument/RunModule",
-    )},
+    **{
+        ("thunder_jit", d): "object has no attribute 'name'"
+        for d in (
+            "compile_dataclass_argument",
+            "compile_lambda_argument",
+            "compile_module_argument/LinearOfModule",
+            "compile_module_argument/RunModule",
+        )
+    },
     ("thunder_jit", "compile_list_argument"): "is being overwritten this is not allowed",
     ("thunder_jit", "compile_numpy_body"): "automatic registration for numpy",
     ("thunder_jit", "compile_rejects_fake_tensors"): "automatic registration for tolist",
@@ -206,14 +209,17 @@ ORIGINAL_FAILS: dict[str, dict[str, str]] = {
         "tidy_generated_code/Mul": None,
         # side effects, numpy, tolist and a mutated list argument: dynamo runs the original
         # around a graph break, so thunder never sees the higher-order op
-        **{d: None for d in (
-            "compile_list_argument",
-            "compile_numpy_body",
-            "compile_rejects_fake_tensors",
-            "compile_side_effect_backward",
-            "compile_side_effect_both",
-            "compile_side_effect_forward",
-        )},
+        **{
+            d: None
+            for d in (
+                "compile_list_argument",
+                "compile_numpy_body",
+                "compile_rejects_fake_tensors",
+                "compile_side_effect_backward",
+                "compile_side_effect_both",
+                "compile_side_effect_forward",
+            )
+        },
         # a dataclass or module argument: thunder's splitter loses the closure's tensors
         "compile_dataclass_argument": "missing 1 required positional arguments",
         "compile_module_argument/LinearOfModule": "missing 2 required positional arguments",
@@ -316,7 +322,7 @@ def test_unresolved_names_sees_a_name_nothing_binds():
     assert tp.unresolved_names(Trace()) == {"ScaledSin_1_0"}
 
 
-SCALED_SIN = '''
+SCALED_SIN = """
 import torch
 
 
@@ -330,7 +336,7 @@ class ScaledSin(torch.autograd.Function):
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
         return grad_output * torch.cos(x) * 3.0
-'''
+"""
 
 #: Another Function named ScaledSin (another module), with another lie in its backward.
 OTHER_SCALED_SIN = SCALED_SIN.replace("* 3.0\n\n", "* 5.0\n\n").replace("torch.cos(x) * 3.0", "x * 7.0")
@@ -392,7 +398,7 @@ def test_symbols_are_named_after_the_function_and_point_at_their_call():
     assert "grad_output" not in initial and "torch.cos" not in initial
 
 
-NONDIFF_FLOAT_OUTPUT = '''
+NONDIFF_FLOAT_OUTPUT = """
 import torch
 
 
@@ -406,7 +412,7 @@ class Split(torch.autograd.Function):
     @staticmethod
     def backward(ctx, ga, gb):
         return ga * 5 + gb * 7
-'''
+"""
 
 #: Two-output Functions whose eager gradient routing thunder's own would get wrong, with
 #: the loss taken inside the traced function and the outputs weighted unequally.
@@ -477,7 +483,7 @@ def test_needs_input_grad_of_an_intermediate_input(row):
     torch.testing.assert_close(got, expected)
 
 
-TOO_FEW_GRADS = '''
+TOO_FEW_GRADS = """
 import torch
 
 
@@ -489,7 +495,7 @@ class Mul(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * 7
-'''
+"""
 
 
 def test_too_few_gradients_raise_like_eager():

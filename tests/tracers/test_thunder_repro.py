@@ -31,17 +31,18 @@ Runs only where lightning-thunder imports (``bash scripts/thunder_env.sh``; then
 
 from __future__ import annotations
 
-import inspect
 import importlib.util
+import inspect
 import itertools
 import os
 import re
 import subprocess
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -49,11 +50,11 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     thunder = pytest.importorskip("thunder", reason="lightning-thunder is not installed (scripts/thunder_env.sh)")
     import torch
-    from torch import nn
     from thunder.dynamo import thunderfx
+    from torch import nn
 
-from tests.support import thunder_programs as tp
 from inliner.engine import flatten
+from tests.support import thunder_programs as tp
 
 pytestmark = [
     pytest.mark.thunder,
@@ -75,8 +76,6 @@ from tests.support.dump_originals import (  # noqa: E402
     f_two_outputs,
 )
 from tests.support.dump_originals import through_forward as _through_forward  # noqa: E402
-
-
 
 # --------------------------------------------------------------------------- cases
 

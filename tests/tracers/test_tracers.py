@@ -112,7 +112,10 @@ REWRITE_KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("vmap", "list_and_nontensor_outputs/WithInt"): "must only return Tensors",
     # a backward decorated with @torch.compile runs inside the transform, and dynamo refuses
     # to compile there (the original, combined style, cannot run under torch.func at all)
-    **{(row, "decorator_compile/Square"): "Unsupported functorch tracing attempt" for row in ("func_grad", "func_jacrev", "vmap")},
+    **{
+        (row, "decorator_compile/Square"): "Unsupported functorch tracing attempt"
+        for row in ("func_grad", "func_jacrev", "vmap")
+    },
     # forward (under @torch.enable_grad()) calls requires_grad_() and torch.autograd.grad, which
     # vmap refuses inside a transform (the original, combined style, cannot run under vmap at all)
     ("vmap", "decorator_grad_mode/GradInForward"): "inside of a function being transformed by a functorch transform",
@@ -193,7 +196,10 @@ SCENARIOS_NOT_TRACED: dict[tuple[str, str], str] = {
     ("attrs_and_rebinding", "scenario_mutate_attr_tensor"): "mutation after the call; eager-only semantics",
     ("defaults_and_kwargs", "scenario_kwarg_needs_more_grads"): "backward raises (wrong grad count) in eager",
     ("defaults_and_kwargs", "scenario_positional"): "backward raises (wrong grad count) in eager",
-    ("double_backward", "scenario_double"): "second order (the driver is its first-order call); grad-of-grad is in test_func_transforms.py",
+    (
+        "double_backward",
+        "scenario_double",
+    ): "second order (the driver is its first-order call); grad-of-grad is in test_func_transforms.py",
     ("mark_dirty", "scenario_dirty_leaf_error"): "mark_dirty on a leaf raises in eager; nothing to trace",
     ("materialize_grads", "scenario_both_used"): "the driver uses one output (the case's point)",
     ("needs_input_grad", "scenario_only_b"): "the driver passes grad-requiring inputs only",
@@ -350,7 +356,9 @@ def _assert_original_by_rule(row: str, driver: str, outcome: tc.Outcome) -> None
     elif row == "compile_capture":
         assert not outcome.ok, "the original's graph was expected to hold the HOP (or not to compile)"
     else:
-        pytest.skip(f"the original's outcome on a recorded driver is reported, not pinned: {outcome.ok} {outcome.reason}")
+        pytest.skip(
+            f"the original's outcome on a recorded driver is reported, not pinned: {outcome.ok} {outcome.reason}"
+        )
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -376,7 +384,7 @@ def test_mark_dirty_on_a_compiled_region_input_matches_the_original(backend):
     for label, F in (("original", original.AddOneInplace.apply), ("rewritten", rewritten.AddOneInplace)):
         torch._dynamo.reset()
         a = torch.randn(3, requires_grad=True)
-        y = torch.compile(lambda t: F(t), backend=backend)(a * 1)
+        y = torch.compile(lambda t: F(t), backend=backend)(a * 1)  # noqa: B023 (called in this iteration)
         (grads[label],) = torch.autograd.grad(y.sum(), a)
     if _version_key() == "2.9":
         assert grads["original"].tolist() == [2.0] * 3 and grads["rewritten"].tolist() == [1.0] * 3

@@ -284,7 +284,7 @@ class ScopeIndex(ast.NodeVisitor):
         if found is None:
             return {f"builtins.{name}"}
         out: set[str] = set()
-        for binding in found.bindings.get(head) or found.bindings.get("*", ()):
+        for binding in found.bindings.get(head) or found.bindings.get("*", []):
             if binding.kind == "import" and binding.qualified:
                 out.add(binding.qualified + (f".{rest}" if rest else ""))
             elif binding.kind == "alias" and binding.qualified and _depth < 8:

@@ -8,6 +8,7 @@ and a Function body does not need it).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import libcst as cst
 
@@ -166,14 +167,13 @@ class _Walker(cst.CSTVisitor):
             self.facts.ctx_uses.append(CtxUse("call", name, parent, small, top is small, self.counter, self._in_loop()))
             return
         if isinstance(parent, cst.AssignTarget) and parent.target is attr:
-            assign = parents[-2]
-            self._check_simple_set(assign, attr)
+            assign = self._simple_set(parents[-2], attr)
             self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter, self._in_loop()))
             return
         if isinstance(parent, cst.Element) and len(parents) >= 4:
-            tup, target, assign = parents[-2], parents[-3], parents[-4]
+            tup, target, statement = parents[-2], parents[-3], parents[-4]
             if isinstance(tup, (cst.Tuple, cst.List)) and isinstance(target, cst.AssignTarget) and target.target is tup:
-                self._check_simple_set(assign, attr)
+                assign = self._simple_set(statement, attr)
                 self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter, self._in_loop()))
                 return
         for p in reversed(parents):
@@ -185,9 +185,11 @@ class _Walker(cst.CSTVisitor):
                 break
         self.facts.ctx_uses.append(CtxUse("read", name, attr, None, False, self.counter, self._in_loop()))
 
-    def _check_simple_set(self, assign: cst.CSTNode, attr: cst.Attribute) -> None:
+    def _simple_set(self, assign: cst.CSTNode, attr: cst.Attribute) -> cst.Assign:
+        """``assign`` (which holds the target ``attr``) as a single-target assignment, or refuse."""
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
             raise Refuse("INL100", f"`{self.ctx}.{attr.attr.value}` is assigned in a chained assignment", attr)
+        return assign
 
     def _top_level_small(self, parents: list[cst.CSTNode]) -> cst.CSTNode | None:
         # stack: [FunctionDef, IndentedBlock, SimpleStatementLine, small, ...]
@@ -237,8 +239,9 @@ def analyse(func: cst.FunctionDef, ctx: str | None, role: str = "forward") -> Bo
     return walker.facts
 
 
-def always_returns(stmts: list[cst.BaseStatement] | tuple[cst.BaseStatement, ...]) -> bool:
-    """True when control can never fall off the end of ``stmts``."""
+def always_returns(stmts: Sequence[cst.BaseStatement | cst.BaseSmallStatement]) -> bool:
+    """True when control can never fall off the end of ``stmts`` (a one-line suite's small
+    statements never count as returning)."""
     if not stmts:
         return False
     last = stmts[-1]

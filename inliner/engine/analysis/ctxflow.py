@@ -139,11 +139,12 @@ class _Walker(cst.CSTVisitor):
         first, key, default = call.args
         if first is not parents[-1] or any(a.keyword or a.star for a in call.args):
             return False
-        if not (isinstance(key.value, cst.SimpleString) and key.value.evaluated_value.isidentifier()):
+        name = key.value.evaluated_value if isinstance(key.value, cst.SimpleString) else None
+        if not (isinstance(name, str) and name.isidentifier()):  # b"name" is a bytes literal
             return False
         if not _is_constant(default.value):
             return False
-        self.facts.ctx_uses.append(CtxUse("getattr", key.value.evaluated_value, call, None, False, self.counter))
+        self.facts.ctx_uses.append(CtxUse("getattr", name, call, None, False, self.counter))
         return True
 
     def _ctx_param(self) -> cst.Param | None:

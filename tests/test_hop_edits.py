@@ -140,6 +140,18 @@ def test_op_bodies_the_engine_cannot_follow_are_refused(fwd_body, bwd_body, code
     assert diagnostic.code == code and reason in diagnostic.message, diagnostic.format()
 
 
+@pytest.mark.parametrize("body", ["fwd", "bwd"])
+def test_an_async_body_is_refused(body):
+    """Calling an ``async def`` gives a coroutine, never the op's outputs: a flat function
+    made from its body would compute what the original cannot."""
+    source = V29.format(fwd_body="return x * w, [x]", bwd_body="return g * x").replace(f"\ndef {body}(", f"\nasync def {body}(")
+    assert f"async def {body}(" in source
+    result = flatten(source, path="v29.py")
+    assert result.source == source
+    (diagnostic,) = result.diagnostics
+    assert diagnostic.code == "INL200", diagnostic.format()
+
+
 def test_bwd_returning_a_tuple_local_gets_the_lifted_none_after_its_items():
     source = V29.format(fwd_body="out = x * w\n    saved = (x,)\n    return out, saved", bwd_body="grads = (g * x * 3,)\n    return grads")
     result = flatten(source, path="v29.py")

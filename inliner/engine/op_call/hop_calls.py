@@ -99,7 +99,8 @@ def _body(expr: ast.expr, site: HopCall, index: ScopeIndex, role: str) -> Body:
                 raise not_found
             bindings = real
         binding = bindings[0]
-        if binding.kind == "def" and found is not None and found.is_module:
+        # an async def returns a coroutine, never the op's outputs: no body a flat function could stand for
+        if binding.kind == "def" and isinstance(binding.node, ast.FunctionDef) and found is not None and found.is_module:
             return Body(binding.node, is_method=False)
         if binding.kind == "alias" and binding.qualified and binding.qualified.startswith("self."):
             assert isinstance(binding.node, ast.Assign)  # aliases are bound by assignments only

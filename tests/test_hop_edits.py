@@ -345,6 +345,22 @@ def test_a_refused_call_keeps_its_slot_under_the_comment():
     assert list(result.flattened) == ["SaveIntermediate", "NonTensorAttr"]
 
 
+def test_a_bytes_annotation_in_a_dumped_bwd_is_no_fx_tensor_annotation():
+    """fx annotates a dump's locals with strings (``mul_1: "f32[3]"``); a bytes literal there
+    says nothing (it crashed the engine): the returned local is then taken as torch <= 2.9
+    took any value, and the file computes what the golden output computes."""
+    from golden import GOLDEN
+
+    case = GOLDEN / "hop_v29_lifted_bwd_shapes"
+    source = (case / "input.py").read_text()
+    changed = source.replace('mul_1: "f32[3]" = mul * 3', 'mul_1: b"f32[3]" = mul * 3')
+    assert changed != source
+    result = flatten(changed, path="dump.py")
+    assert _codes(result) == ["INL001"] * 3, [d.format() for d in result.diagnostics]
+    expected = run_all(load_module((case / "output.py").read_text(), "v29_lifted_golden_output"))
+    assert_same(expected, run_all(load_module(result.source, "v29_lifted_bytes_annotation")))
+
+
 def test_a_call_takes_names_only_from_the_comment_right_above_its_group():
     """``# No stacktrace found ...`` starts a group of its own: the call after it does not
     take a name from the comment of the group before."""

@@ -280,6 +280,7 @@ def _annotated_tensors(func: cst.FunctionDef, body: cst.IndentedBlock) -> set[st
             annotation = small.annotation.annotation
             if (
                 isinstance(annotation, cst.SimpleString)
+                and isinstance(annotation.evaluated_value, str)  # not b"...": fx writes str annotations
                 and _FX_TENSOR.fullmatch(annotation.evaluated_value)
                 and len(stores.get(small.target.value, ())) == 1
             ):

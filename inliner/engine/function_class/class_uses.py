@@ -175,7 +175,7 @@ class _Analysis:
             raise RefuseAt("INL112", f"`{spelled}` here is neither defined by the class nor set in this module", node)
 
     # -- `cls` in the class's own classmethods ----------------------------------------
-    def _classmethods(self) -> list[tuple[ast.FunctionDef, str]]:
+    def _classmethods(self) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
         out = []
         for stmt in self.cls.body:
             if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -190,7 +190,7 @@ class _Analysis:
                 out.append((stmt, params[0].arg))
         return out
 
-    def _cls_uses(self, method: ast.FunctionDef, cls_param: str) -> None:
+    def _cls_uses(self, method: ast.FunctionDef | ast.AsyncFunctionDef, cls_param: str) -> None:
         scope = self.outer  # what builtins resolve to there (a method-local `isinstance` is not followed)
         for node in ast.walk(method):
             if isinstance(node, ast.arg) and node.arg == cls_param and node is not self._first_arg(method):
@@ -202,5 +202,5 @@ class _Analysis:
             self._use(node, scope, spelled=cls_param, is_name=False)
 
     @staticmethod
-    def _first_arg(method: ast.FunctionDef) -> ast.arg:
+    def _first_arg(method: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.arg:
         return [*method.args.posonlyargs, *method.args.args][0]

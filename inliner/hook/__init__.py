@@ -54,7 +54,8 @@ class InlinerHookWarning(UserWarning):
 def _names(packages: str | Iterable[str]) -> tuple[str, ...]:
     if isinstance(packages, str):
         packages = packages.split(",")
-    names, never = [], []
+    names: list[str] = []
+    never: list[str] = []
     for raw in packages:
         name = raw.strip()
         if not name:
@@ -124,7 +125,7 @@ class _Loader(SourceFileLoader):
         super().__init__(fullname, path)
         self._use_cache = cache
 
-    def get_code(self, fullname: str) -> CodeType:
+    def get_code(self, fullname: str) -> CodeType | None:
         source_path = self.get_filename(fullname)
         if getattr(_busy, "engine", False):
             return super().get_code(fullname)

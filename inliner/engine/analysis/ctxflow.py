@@ -7,8 +7,8 @@ and a Function body does not need it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import libcst as cst
 

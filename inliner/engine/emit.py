@@ -14,7 +14,7 @@ from inliner.engine.model import CustomVJP, VJPSpec
 from inliner.engine.residuals import merge_repeated
 
 #: a statement of a module or block (libcst's ``BaseStatement`` has no other kinds)
-_Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
+Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
 
 
 def _int_tuple(values: tuple[int, ...]) -> cst.BaseExpression:
@@ -111,7 +111,7 @@ def emit(
     nested: bool = False,
     line_length: int = 88,
     flat_class: str = "FlatClass",
-) -> list[cst.BaseStatement]:
+) -> list[Statement]:
     """The statements that replace the original (black-formatted, comments kept).
 
     A kept class (``vjp.kept``) comes last, as the user wrote it less its autograd
@@ -119,7 +119,7 @@ def emit(
     formatted, the rest of the class keeps its text.
     """
     vjp = merge_repeated(vjp)
-    statements: list[_Statement] = [
+    statements: list[Statement] = [
         vjp.fwd.with_changes(leading_lines=()),
         vjp.bwd.with_changes(leading_lines=()),
         *(f.with_changes(leading_lines=()) for f in vjp.extra),
@@ -129,7 +129,7 @@ def emit(
     formatted = format_statements(statements, line_length=line_length)
     blank = (cst.EmptyLine(indent=False),) * (1 if nested else 2)
     comments = {vjp.fwd.name.value: _comments(vjp.fwd.leading_lines), vjp.bwd.name.value: _comments(vjp.bwd.leading_lines)}
-    out: list[cst.BaseStatement] = []
+    out: list[Statement] = []
     for i, stmt in enumerate(formatted):
         own = _comments(stmt.leading_lines)
         if isinstance(stmt, cst.FunctionDef):
@@ -173,7 +173,7 @@ def _comments(lines) -> tuple[cst.EmptyLine, ...]:
     return tuple(line for line in lines if line.comment is not None)
 
 
-def format_statements(statements: Sequence[_Statement], *, line_length: int = 88) -> list[_Statement]:
+def format_statements(statements: Sequence[Statement], *, line_length: int = 88) -> list[Statement]:
     code = cst.Module(body=statements).code
     try:
         import black

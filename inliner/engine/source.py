@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -147,7 +148,7 @@ class Block:
         shift = self.first_line - 1 - (1 if self.wrapped else 0)
         return span.start.line + shift, span.start.column, span.end.line + shift, span.end.column
 
-    def render(self, statements: list[cst.BaseStatement]) -> str:
+    def render(self, statements: Sequence[cst.BaseStatement]) -> str:
         """Text of ``statements`` at this block's indentation, with the file's newline."""
         if not self.wrapped:
             return self.module.with_changes(body=statements, header=(), footer=()).code

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, PLAIN_DUNDERS
 from inliner.engine.model import Refuse
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.source import Located
 
 #: Builtins whose answer about a class differs between an autograd.Function and a plain class.
 _INTROSPECTION = frozenset({"isinstance", "issubclass", "type", "super", "vars", "dir"})
@@ -31,7 +32,7 @@ _CONTAINERS = (ast.Tuple, ast.List, ast.Set, ast.Starred)
 class RefuseAt(Refuse):
     """A refusal located at a node of the module's ``ast`` (a use of the class)."""
 
-    def __init__(self, code: str, reason: str, at: ast.AST) -> None:
+    def __init__(self, code: str, reason: str, at: Located) -> None:
         super().__init__(code, reason, None)
         self.at = at
 

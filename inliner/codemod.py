@@ -23,8 +23,8 @@ import os
 import libcst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
-from inliner.engine.analysis.compile_overrides import engine_options
 from inliner.engine import Selection, flatten
+from inliner.engine.analysis.compile_overrides import engine_options
 
 
 class FlattenError(Exception):

@@ -11,19 +11,20 @@ with dashes or underscores; the command line overrides them. One key is no optio
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inliner.engine.analysis.compile_overrides import CompileOverrides
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:
     try:
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib
     except ModuleNotFoundError:
-        tomllib = None  # type: ignore[assignment]
+        tomllib = None
 
 
 class ConfigError(Exception):
@@ -137,7 +138,7 @@ def load_config(path: Path) -> Config:
             raise ConfigError(
                 f"{path}: [tool.inliner] {key} must be {_type_name(expected)}, not {type(value).__name__}"
             )
-        if expected is int and value < 1:
+        if expected is int and isinstance(value, int) and value < 1:
             raise ConfigError(f"{path}: [tool.inliner] {key} must be at least 1")
         values[dest] = value
     return Config(path=path, values=values, warnings=tuple(warnings), compile=compile_table)

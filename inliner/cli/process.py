@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from inliner.cli import io as sio
-from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.cli.report import unified_diff
 from inliner.engine import FlattenResult, Selection, flatten
+from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.diagnostics import Diagnostic
 
 Engine = Callable[..., FlattenResult]
@@ -55,9 +55,14 @@ class Outcome:
 
 def run(task: Task, engine: Engine | None = None) -> Outcome:
     engine = engine if engine is not None else flatten
+    snapshot: sio.Snapshot | None = None
     try:
-        snapshot = sio.read(task.real) if task.stdin is None else None
-        decoded = snapshot.decoded if snapshot is not None else sio.decode(task.stdin)
+        if task.stdin is None:
+            assert task.real is not None, "a task reads either a file or stdin"
+            snapshot = sio.read(task.real)
+            decoded = snapshot.decoded
+        else:
+            decoded = sio.decode(task.stdin)
     except sio.SourceError as exc:
         return Outcome(task.display, FAILED, str(exc), output=task.stdin)
     old = decoded.text
@@ -136,7 +141,7 @@ def _verify(old: str, new: str, task: Task, engine: Engine, first: FlattenResult
     # line selection would point somewhere else in the new text, so re-check by the
     # names that were flattened instead.
     if task.select is not None and task.select.line is not None:
-        selections = [Selection(name=n) for n in first.flattened]
+        selections: list[Selection | None] = [Selection(name=n) for n in first.flattened]
     else:
         selections = [task.select]
     for select in selections:

@@ -9,6 +9,7 @@ import os
 import traceback
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypedDict
 
 from inliner.engine.codes import Code
 
@@ -17,6 +18,13 @@ class Severity(str, Enum):
     ERROR = "error"  # the file could not be processed at all
     WARNING = "warning"  # a Function (or op call) was left untouched
     INFO = "info"  # a Function (or op call) can be / was flattened
+
+
+class End(TypedDict, total=False):
+    """The end of a diagnostic's range, as keyword arguments of ``Diagnostic`` (both or none)."""
+
+    end_line: int
+    end_column: int
 
 
 @dataclass(frozen=True)
@@ -46,7 +54,7 @@ class Diagnostic:
     @staticmethod
     def syntax_error_end(
         exc: BaseException, line: int, column: int, *, utf8_of: str | None = None
-    ) -> dict[str, int]:
+    ) -> End:
         """``end_line``/``end_column`` of a SyntaxError, when Python gives a range ending after its start.
 
         The parser counts columns in characters, as we do; errors that ``compile`` finds in

@@ -6,10 +6,15 @@ with black so it reads as if a careful person wrote it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from inliner.engine.model import CustomVJP, VJPSpec
 from inliner.engine.residuals import merge_repeated
+
+#: a statement of a module or block (libcst's ``BaseStatement`` has no other kinds)
+Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
 
 
 def _int_tuple(values: tuple[int, ...]) -> cst.BaseExpression:
@@ -106,7 +111,7 @@ def emit(
     nested: bool = False,
     line_length: int = 88,
     flat_class: str = "FlatClass",
-) -> list[cst.BaseStatement]:
+) -> list[Statement]:
     """The statements that replace the original (black-formatted, comments kept).
 
     A kept class (``vjp.kept``) comes last, as the user wrote it less its autograd
@@ -114,7 +119,7 @@ def emit(
     formatted, the rest of the class keeps its text.
     """
     vjp = merge_repeated(vjp)
-    statements: list[cst.BaseStatement] = [
+    statements: list[Statement] = [
         vjp.fwd.with_changes(leading_lines=()),
         vjp.bwd.with_changes(leading_lines=()),
         *(f.with_changes(leading_lines=()) for f in vjp.extra),
@@ -124,7 +129,7 @@ def emit(
     formatted = format_statements(statements, line_length=line_length)
     blank = (cst.EmptyLine(indent=False),) * (1 if nested else 2)
     comments = {vjp.fwd.name.value: _comments(vjp.fwd.leading_lines), vjp.bwd.name.value: _comments(vjp.bwd.leading_lines)}
-    out: list[cst.BaseStatement] = []
+    out: list[Statement] = []
     for i, stmt in enumerate(formatted):
         own = _comments(stmt.leading_lines)
         if isinstance(stmt, cst.FunctionDef):
@@ -149,7 +154,9 @@ def _kept_class(
     node = kept.node
     body = list(node.body.body)
     if body:  # blank lines that followed a removed member do not open the class
-        body[0] = body[0].with_changes(leading_lines=_comments(body[0].leading_lines))
+        first = body[0]
+        assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))  # BaseStatement's only kinds
+        body[0] = first.with_changes(leading_lines=_comments(first.leading_lines))
     (apply,) = format_statements([_apply_binding(vjp, runtime)], line_length=line_length - 4)
     apply = apply.with_changes(leading_lines=(cst.EmptyLine(indent=False),) if body else ())
     node = node.with_changes(body=node.body.with_changes(body=[*body, apply]))
@@ -166,7 +173,7 @@ def _comments(lines) -> tuple[cst.EmptyLine, ...]:
     return tuple(line for line in lines if line.comment is not None)
 
 
-def format_statements(statements: list[cst.BaseStatement], *, line_length: int = 88) -> list[cst.BaseStatement]:
+def format_statements(statements: Sequence[Statement], *, line_length: int = 88) -> list[Statement]:
     code = cst.Module(body=statements).code
     try:
         import black

@@ -26,9 +26,10 @@ import bisect
 import collections
 import re
 import sys
+from typing import TypeGuard
 
 from inliner.engine.docstrings import is_docstring
-from inliner.engine.source import SourceText
+from inliner.engine.source import SourceText, end_line
 
 Edit = tuple[int, int, str]
 
@@ -91,7 +92,7 @@ def _may_remove(tree: ast.Module, rewritten: ast.Module, path: str) -> bool:
 def mentions(node: ast.AST) -> collections.Counter[str]:
     """How often each name is mentioned where code could read it: as a variable, in an
     annotation, a ``global`` statement, or as a word of a string that is not a plain docstring."""
-    docstrings = {id(d) for d in _docstrings(node) if ">>>" not in d.value}
+    docstrings = {id(d) for d, doc in _docstrings(node) if ">>>" not in doc}
     found: collections.Counter[str] = collections.Counter()
     for child in ast.walk(node):
         if isinstance(child, ast.Name):
@@ -103,13 +104,14 @@ def mentions(node: ast.AST) -> collections.Counter[str]:
     return found
 
 
-def _docstrings(node: ast.AST) -> list[ast.Constant]:
+def _docstrings(node: ast.AST) -> list[tuple[ast.Constant, str]]:
+    """(node, text) of each docstring under ``node``."""
     out = []
     for child in ast.walk(node):
         if isinstance(child, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and child.body:
             first = child.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                out.append(first.value)
+                out.append((first.value, first.value.value))
     return out
 
 
@@ -160,7 +162,7 @@ def _removals(tree: ast.Module, text: SourceText, rewritten: ast.Module) -> tupl
     return [edit for group in edits.values() for edit in group], gone
 
 
-def _is_type_checking_guard(stmt: ast.stmt) -> bool:
+def _is_type_checking_guard(stmt: ast.stmt) -> TypeGuard[ast.If]:
     """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``) holding only imports: never run."""
     if not isinstance(stmt, ast.If) or stmt.orelse:
         return False
@@ -217,20 +219,19 @@ def import_is_inert(module: str) -> bool:
 
 def _may_edit(stmt: ast.stmt, text: SourceText) -> bool:
     """The statement alone occupies its lines (comments aside) and carries no ``noqa``."""
-    start = text.offset(stmt.lineno, stmt.col_offset)
-    end = text.offset(stmt.end_lineno, stmt.end_col_offset)
+    start, end = text.start_offset(stmt), text.end_offset(stmt)
     before = text.source[text.offset(stmt.lineno, 0) : start]
-    after = text.source[end : text.line_end(stmt.end_lineno)].strip()
+    after = text.source[end : text.line_end(end_line(stmt))].strip()
     alone = not before.strip() and (not after or after.startswith("#"))
-    return alone and "noqa" not in text.lines_between(stmt.lineno, stmt.end_lineno).lower()
+    return alone and "noqa" not in text.lines_between(stmt.lineno, end_line(stmt)).lower()
 
 
 def _past_doubled_blank(text: SourceText, stmt: ast.stmt) -> int:
     """The end of a removed statement's lines, and of the blank line after them when a
     blank line also precedes them: a section that empties leaves one separator, not two."""
-    end = text.line_end(stmt.end_lineno)
+    end = text.line_end(end_line(stmt))
     before = text.line(stmt.lineno - 1) if stmt.lineno > 1 else ""
-    after_line = stmt.end_lineno + 1
+    after_line = end_line(stmt) + 1
     if after_line <= len(text.starts) and not text.line(after_line).strip() and not before.strip():
         return text.line_end(after_line)
     return end
@@ -240,16 +241,15 @@ def _without(text: SourceText, stmt: ast.Import | ast.ImportFrom, dropped: list[
     """Edits dropping some of a statement's names: a one-line statement is written again;
     in a parenthesised one with a name per line those lines go (with their comments).
     Any other layout is left alone."""
-    if stmt.lineno == stmt.end_lineno:
-        start = text.offset(stmt.lineno, stmt.col_offset)
-        end = text.offset(stmt.end_lineno, stmt.end_col_offset)
+    if stmt.lineno == end_line(stmt):
+        start, end = text.start_offset(stmt), text.end_offset(stmt)
         kept = [a for a in stmt.names if a not in dropped]
         names = ", ".join(a.name + ("" if a.asname is None else f" as {a.asname}") for a in kept)
         head = "import" if isinstance(stmt, ast.Import) else f"from {'.' * stmt.level}{stmt.module or ''} import"
         return [(start, end, f"{head} {names}")]
     lines = [a.lineno for a in stmt.names]
     own_lines = all(a.lineno == a.end_lineno for a in stmt.names) and len(set(lines)) == len(lines)
-    if not own_lines or stmt.lineno in lines or stmt.end_lineno in lines:
+    if not own_lines or stmt.lineno in lines or end_line(stmt) in lines:
         return []
     return [(text.offset(a.lineno, 0), text.line_end(a.lineno), "") for a in dropped]
 
@@ -274,7 +274,7 @@ def _sections(block: list[ast.Import | ast.ImportFrom], text: SourceText) -> lis
     sections: list[list[ast.Import | ast.ImportFrom]] = []
     previous = None
     for stmt in block:
-        if previous is None or any(not text.line(n).strip() for n in range(previous.end_lineno + 1, stmt.lineno)):
+        if previous is None or any(not text.line(n).strip() for n in range(end_line(previous) + 1, stmt.lineno)):
             sections.append([])
         sections[-1].append(stmt)
         previous = stmt
@@ -317,12 +317,12 @@ def _insertion(
         ours = (1, module.lower())
         before = [s for s in target if _sort_key(s) <= ours]
         if before:
-            offset = text.line_end(before[-1].end_lineno)
+            offset = text.line_end(end_line(before[-1]))
         else:
             offset = _comments_start(text, target[0].lineno)
         return (offset, offset, line)
     if sections:  # only standard-library imports: a section of our own after them
-        last = sections[-1][-1].end_lineno
+        last = end_line(sections[-1][-1])
         offset = text.line_end(last)
         following = next((n for n in range(last + 1, len(text.starts) + 1) if n not in removed_lines), None)
         code_follows = following is not None and text.line(following).strip() != ""
@@ -348,7 +348,7 @@ def _at_top(tree: ast.Module, text: SourceText, line: str) -> Edit:
             continue
         break
     if after is not None:
-        offset = text.line_end(after.end_lineno)
+        offset = text.line_end(end_line(after))
     else:
         first = tree.body[0]
         first_line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])

@@ -24,12 +24,12 @@ from inliner.engine.model import CustomVJP, Refuse
 _BUILTINS = frozenset(dir(builtins))
 
 
-def outside_reads(function: cst.CSTNode) -> set[str]:
+def outside_reads(function: cst.FunctionDef) -> set[str]:
     """Names ``function`` (with its decorators and defaults) reads from enclosing scopes.
 
     A ``nonlocal`` name belongs to an enclosing function, which the text alone lacks (and
     the symbol table rejects): the function is checked inside a stand-in one binding them."""
-    code = textwrap.dedent(cst.Module(body=[function]).code)  # type: ignore[list-item]
+    code = textwrap.dedent(cst.Module(body=[function]).code)
     declared = sorted({n for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Nonlocal) for n in node.names})
     if declared:
         code = "def _inliner_enclosing():\n" + f"    {' = '.join(declared)} = None\n" + textwrap.indent(code, "    ")

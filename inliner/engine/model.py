@@ -15,6 +15,7 @@ import libcst as cst
 
 from inliner.engine.codes import Code
 
+
 @dataclass
 class VJPSpec:
     """Static facts about the original, passed to ``inliner.runtime.custom_vjp``."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from typing import cast
 
 import libcst as cst
 
@@ -66,7 +67,7 @@ class _Renamer(cst.CSTTransformer):
 
 def rename(node: cst.CSTNodeT, mapping: dict[str, str]) -> cst.CSTNodeT:
     """Rename every ``Name`` in ``node`` (callers make sure no attribute or keyword is hit)."""
-    return node.visit(_Renamer(mapping))  # type: ignore[return-value]
+    return cast(cst.CSTNodeT, node.visit(_Renamer(mapping)))  # the renamer only replaces names
 
 
 def dotted(node: cst.CSTNode) -> str | None:

@@ -18,6 +18,7 @@ keeps both slots.
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import libcst as cst
 
@@ -44,7 +45,7 @@ def merge_repeated(vjp: CustomVJP) -> CustomVJP:
     return _rebuilt(vjp, plan, returns, readers, unpacks)
 
 
-def _residual_returns(fwd: cst.FunctionDef) -> list[tuple[cst.CSTNode, list[str]]]:
+def _residual_returns(fwd: cst.FunctionDef) -> list[tuple[cst.Return, list[str]]]:
     """fwd's returns and the residual names of each, if every one is ``return out, (names...)``."""
     finder = _Returns()
     fwd.body.visit(finder)
@@ -146,11 +147,12 @@ def _rebuilt(vjp: CustomVJP, plan: _Plan, returns, readers, unpacks) -> CustomVJ
         value = ret.value
         residuals = cst.Tuple([cst.Element(cst.Name(names[i])) for i in keep])
         new_returns[ret] = ret.with_changes(value=value.with_changes(elements=[value.elements[0], value.elements[1].with_changes(value=residuals)]))
-    fwd = vjp.fwd.visit(_Replace(new_returns))
+    fwd = cst.ensure_type(vjp.fwd.visit(_Replace(new_returns)), cst.FunctionDef)
     new_readers = {}
     for r, (reader, unpack) in enumerate(zip(readers, unpacks)):
         opened = unpack_statement([names[r] for names in plan.names], _param_name(reader))
-        new_readers[reader.name.value] = reader.visit(_Replace({unpack[0]: unpack[0].with_changes(body=opened.body)}))
+        replaced = reader.visit(_Replace({unpack[0]: unpack[0].with_changes(body=opened.body)}))
+        new_readers[reader.name.value] = cst.ensure_type(replaced, cst.FunctionDef)
     index = plan.new_index()
     spec = dataclasses.replace(
         vjp.spec,
@@ -167,8 +169,10 @@ def _param_name(reader: cst.FunctionDef) -> str:
 
 
 class _Replace(cst.CSTTransformer):
+    """Put each node of ``replacements`` in place of its key (a node of the same type)."""
+
     def __init__(self, replacements: dict[cst.CSTNode, cst.CSTNode]) -> None:
         self.replacements = replacements
 
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        return self.replacements.get(original_node, updated_node)
+    def on_leave(self, original_node: cst.CSTNodeT, updated_node: cst.CSTNodeT) -> cst.CSTNodeT:
+        return cast(cst.CSTNodeT, self.replacements.get(original_node, updated_node))

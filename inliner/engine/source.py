@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -16,6 +18,30 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from inliner.engine.result import TextEdit
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class Located(Protocol):
+    """An ast node with a span (statement, expression, alias, argument, ...)."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int | None
+    end_col_offset: int | None
+
+
+def end_line(node: Located) -> int:
+    """The node's last line. ``ast.parse`` always sets it; typeshed allows None only
+    for nodes built by hand, which the engine never positions."""
+    if node.end_lineno is None:
+        raise ValueError(f"inliner internal error: {type(node).__name__} at line {node.lineno} has no end position")
+    return node.end_lineno
+
+
+def end_column(node: Located) -> int:
+    """The node's UTF-8 byte column just past its end (set by ``ast.parse``, as ``end_line``)."""
+    if node.end_col_offset is None:
+        raise ValueError(f"inliner internal error: {type(node).__name__} at line {node.lineno} has no end position")
+    return node.end_col_offset
 
 
 class SourceText:
@@ -40,6 +66,13 @@ class SourceText:
 
     def offset(self, lineno: int, byte_col: int) -> int:
         return self.starts[lineno - 1] + self.char_column(lineno, byte_col)
+
+    def start_offset(self, node: Located) -> int:
+        return self.offset(node.lineno, node.col_offset)
+
+    def end_offset(self, node: Located) -> int:
+        """Offset just past ``node``."""
+        return self.offset(end_line(node), end_column(node))
 
     def line_end(self, lineno: int) -> int:
         """Offset just past the newline that ends ``lineno``."""
@@ -115,7 +148,7 @@ class Block:
         shift = self.first_line - 1 - (1 if self.wrapped else 0)
         return span.start.line + shift, span.start.column, span.end.line + shift, span.end.column
 
-    def render(self, statements: list[cst.BaseStatement]) -> str:
+    def render(self, statements: Sequence[cst.BaseStatement]) -> str:
         """Text of ``statements`` at this block's indentation, with the file's newline."""
         if not self.wrapped:
             return self.module.with_changes(body=statements, header=(), footer=()).code
@@ -128,5 +161,7 @@ def parse_block(text: SourceText, first_line: int, last_line: int, indent_line: 
     indent = text.indentation(indent_line)
     snippet = text.lines_between(first_line, last_line)
     module = cst.parse_module(("if True:" + text.newline + snippet) if indent else snippet)
-    node = module.body[0].body.body[0] if indent else module.body[0]  # type: ignore[union-attr]
+    node: cst.BaseStatement = module.body[0]
+    if indent:  # the statement inside the `if True:` wrapper
+        node = cst.ensure_type(cst.ensure_type(node, cst.If).body, cst.IndentedBlock).body[0]
     return Block(module, node, first_line, indent)

@@ -54,7 +54,8 @@ class InlinerHookWarning(UserWarning):
 def _names(packages: str | Iterable[str]) -> tuple[str, ...]:
     if isinstance(packages, str):
         packages = packages.split(",")
-    names, never = [], []
+    names: list[str] = []
+    never: list[str] = []
     for raw in packages:
         name = raw.strip()
         if not name:
@@ -124,7 +125,7 @@ class _Loader(SourceFileLoader):
         super().__init__(fullname, path)
         self._use_cache = cache
 
-    def get_code(self, fullname: str) -> CodeType:
+    def get_code(self, fullname: str) -> CodeType | None:
         source_path = self.get_filename(fullname)
         if getattr(_busy, "engine", False):
             return super().get_code(fullname)
@@ -166,8 +167,8 @@ def _transform(
     A file Python itself cannot compile raises its own SyntaxError, as without the hook.
     """
     from inliner import engine  # only on a cache miss: a cache hit never loads the engine
-    from inliner.hook._linemap import compile_mapped
     from inliner.engine.diagnostics import Severity
+    from inliner.hook._linemap import compile_mapped
 
     def as_written(reason: str, line: int = 1) -> tuple[CodeType, _cache.CachedWarning]:
         code = loader.source_to_code(data, source_path)

@@ -72,7 +72,8 @@ def run() -> None:
     code = main()
     for stream in (sys.stderr, sys.__stdout__):
         try:
-            stream.flush()
+            if stream is not None:  # sys.__stdout__ is None without a console
+                stream.flush()
         except Exception:
             pass
     # Exit without joining threads: pygls' stdin reader may be blocked in read()

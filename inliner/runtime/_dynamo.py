@@ -78,7 +78,7 @@ def register(entry: Any) -> None:
     objects_node = _objects_node(entry.untraced)
     objects_node.__name__ = objects_node.__qualname__ = entry.spec.name
     objects_node.__module__ = entry.spec.module
-    entry.public.objects_call = objects_node  # type: ignore[attr-defined]
+    entry.public.objects_call = objects_node
     torch._dynamo.allow_in_graph(objects_node)
     _substitute(entry.flat, _shim(entry.spec.name, owner, entry.node, objects_node))
 
@@ -401,6 +401,7 @@ def _with_tensors(module: torch.nn.Module, tensors: dict[str, Any]) -> torch.nn.
     children = {}
     for head, sub in changed.items():
         child = module._modules[head]
+        assert child is not None  # the dotted names come from named_modules(), which skips None entries
         new_child = _with_tensors(child, sub)
         if new_child is not child:
             children[head] = new_child

@@ -16,6 +16,13 @@ class _CtxStandIn:
     """What decorators see as ``ctx`` where no carrier gives one (torch.func's forward, thunder);
     its attributes move to the real ctx."""
 
+    # What thunder's lookaside sets on its stand-ins; declared without defaults, so an
+    # attribute nobody set is still missing (``hasattr`` is False), as on a fresh ctx
+    saved_tensors: tuple[Any, ...]
+    needs_input_grad: tuple[bool, ...]
+    _inliner_residuals: Any
+    _inliner_needs_input_grad: tuple[bool, ...]
+
 
 def _flat_outputs(output: Any) -> tuple:
     return output if isinstance(output, tuple) else (output,)

@@ -49,7 +49,9 @@ class Record(FunctionCtx):
         self._inliner_needs_input_grad = needs_input_grad
         self._inliner_materialize = _UNSET
         self._inliner_ctx: Callable[[], Any] | None = None
-        self.to_save = self.saved_for_forward = self.dirty_tensors = self.non_differentiable = None
+        # torch's FunctionCtx only ever assigns tuples to these (mypy infers their type from
+        # that); a record holds None while nothing is pending, as _PENDING says
+        self.to_save = self.saved_for_forward = self.dirty_tensors = self.non_differentiable = None  # type: ignore[assignment]
 
     # -- what torch's ctx answers ------------------------------------------------------
     @property
@@ -132,7 +134,7 @@ def replay(ctx: Any, record: Record) -> None:
         ctx.mark_non_differentiable(*record.non_differentiable)
     if record._inliner_materialize is not _UNSET:
         ctx.set_materialize_grads(record._inliner_materialize)
-    record.to_save = record.saved_for_forward = record.dirty_tensors = record.non_differentiable = None
+    record.to_save = record.saved_for_forward = record.dirty_tensors = record.non_differentiable = None  # type: ignore[assignment]  # see Record.__init__
     record._inliner_needs_input_grad = ctx.needs_input_grad
     bind(record, ctx)
 

@@ -85,6 +85,11 @@ REFUSED = {
         "in `keep`",
     ),
     "ctx unpacked into a call": (_function("        print(*[ctx])\n"), "INL102", "stored elsewhere"),
+    "getattr with a bytes name": (
+        _function("        ctx.k = 1\n", '        return g * getattr(ctx, b"k", 1.0)\n'),
+        "INL102",
+        "cannot read statically",
+    ),
 }
 
 

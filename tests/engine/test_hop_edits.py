@@ -156,6 +156,18 @@ def test_op_bodies_the_engine_cannot_follow_are_refused(fwd_body, bwd_body, code
     assert diagnostic.code == code and reason in diagnostic.message, diagnostic.format()
 
 
+@pytest.mark.parametrize("body", ["fwd", "bwd"])
+def test_an_async_body_is_refused(body):
+    """Calling an ``async def`` gives a coroutine, never the op's outputs: a flat function
+    made from its body would compute what the original cannot."""
+    source = V29.format(fwd_body="return x * w, [x]", bwd_body="return g * x").replace(f"\ndef {body}(", f"\nasync def {body}(")
+    assert f"async def {body}(" in source
+    result = flatten(source, path="v29.py")
+    assert result.source == source
+    (diagnostic,) = result.diagnostics
+    assert diagnostic.code == "INL200", diagnostic.format()
+
+
 def test_bwd_returning_a_tuple_local_gets_the_lifted_none_after_its_items():
     source = V29.format(
         fwd_body="out = x * w\n    saved = (x,)\n    return out, saved",
@@ -374,6 +386,22 @@ def test_a_refused_call_keeps_its_slot_under_the_comment():
     result = flatten(source, path="repro.py")
     assert _codes(result) == ["INL200", "INL001", "INL001"]
     assert list(result.flattened) == ["SaveIntermediate", "NonTensorAttr"]
+
+
+def test_a_bytes_annotation_in_a_dumped_bwd_is_no_fx_tensor_annotation():
+    """fx annotates a dump's locals with strings (``mul_1: "f32[3]"``); a bytes literal there
+    says nothing (it crashed the engine): the returned local is then taken as torch <= 2.9
+    took any value, and the file computes what the golden output computes."""
+    from golden import GOLDEN
+
+    case = GOLDEN / "hop_v29_lifted_bwd_shapes"
+    source = (case / "input.py").read_text()
+    changed = source.replace('mul_1: "f32[3]" = mul * 3', 'mul_1: b"f32[3]" = mul * 3')
+    assert changed != source
+    result = flatten(changed, path="dump.py")
+    assert _codes(result) == ["INL001"] * 3, [d.format() for d in result.diagnostics]
+    expected = run_all(load_module((case / "output.py").read_text(), "v29_lifted_golden_output"))
+    assert_same(expected, run_all(load_module(result.source, "v29_lifted_bytes_annotation")))
 
 
 def test_a_call_takes_names_only_from_the_comment_right_above_its_group():

@@ -13,12 +13,21 @@ import ast
 
 import libcst as cst
 
-from inliner.engine.analysis.compile_kind import _RANK, CALL_RESIDUALS, CLASS_RESIDUALS, Body, CompileKind, ModuleFacts, StatementFacts, classify
-from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING
+from inliner.engine.analysis.compile_kind import (
+    _RANK,
+    CALL_RESIDUALS,
+    CLASS_RESIDUALS,
+    Body,
+    CompileKind,
+    ModuleFacts,
+    StatementFacts,
+    classify,
+)
 from inliner.engine.analysis.compile_overrides import CompileOverrides, Pragma, decide, find_pragma
+from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING
+from inliner.engine.analysis.scopes import Scope, ScopeIndex
 from inliner.engine.docstrings import without_docstring
 from inliner.engine.model import CustomVJP
-from inliner.engine.analysis.scopes import Scope, ScopeIndex
 from inliner.engine.source import SourceText
 
 

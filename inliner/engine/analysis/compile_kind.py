@@ -32,10 +32,13 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from inliner.engine.analysis import compile_tables as tables
-from inliner.engine.analysis.compile_calls import HelperRecord, check_call, computes_on_tensor_data, returns_new_object, root_name as _root_name, text_of as _text
-from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING, TRACEABLE
+from inliner.engine.analysis.compile_calls import HelperRecord, check_call, computes_on_tensor_data, returns_new_object
+from inliner.engine.analysis.compile_calls import root_name as _root_name
+from inliner.engine.analysis.compile_calls import text_of as _text
 from inliner.engine.analysis.compile_locals import Local as _Local
+from inliner.engine.analysis.compile_locals import ScopeNode as _ScopeNode
 from inliner.engine.analysis.compile_locals import make_scope as _make_scope
+from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING, TRACEABLE
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 
 KINDS = (TRACEABLE, OPAQUE, SIDE_EFFECTING)
@@ -133,7 +136,7 @@ class ModuleFacts:
 
 def classify(bodies: list[Body], scope: Scope, facts: ModuleFacts) -> CompileKind:
     """The kind of a flattened Function from its flat bodies; ``scope`` is where their free names resolve."""
-    findings = []
+    findings: list[Finding] = []
     for body in bodies:
         found = _Walker(body.func, scope, facts, body=body).run()
         findings.extend(Finding(f.kind, f"{body.role} {f.text}", f.position) for f in found)
@@ -217,7 +220,7 @@ class _Walker(ast.NodeVisitor):
 
     def __init__(
         self,
-        func: ast.AST,
+        func: ast.FunctionDef | ast.AsyncFunctionDef,
         scope: Scope,
         facts: ModuleFacts,
         *,
@@ -253,13 +256,13 @@ class _Walker(ast.NodeVisitor):
             self.findings.append(Finding(kind, text, (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))))
 
     # -- scopes -------------------------------------------------------------------------
-    def _open(self, node: ast.AST, parent: _Local | None, own: frozenset[str] = frozenset()) -> _Local:
+    def _open(self, node: _ScopeNode, parent: _Local | None, own: frozenset[str] = frozenset()) -> _Local:
         scope = _make_scope(node, parent, own, own)
         self.scope = scope
         _settle_origins(scope, self)
         return scope
 
-    def _nested(self, node: ast.AST, parts: list[ast.AST]) -> None:
+    def _nested(self, node: _ScopeNode, parts: list[ast.AST]) -> None:
         saved = self.scope
         self._open(node, saved)
         for part in parts:
@@ -294,7 +297,7 @@ class _Walker(ast.NodeVisitor):
                 self.note(node, OPAQUE, f"reads module-level {node.id}, which the module changes at run time")
 
     # -- nested scopes ------------------------------------------------------------------------
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for decorator in node.decorator_list:
             self._check_callee(decorator, node)
             self.visit(decorator)
@@ -414,7 +417,7 @@ class _Walker(ast.NodeVisitor):
         return scope is not None and scope.parent is None and expr.id in self.body.tensors and expr.id not in scope.external
 
     # -- control flow on tensor data -----------------------------------------------------------
-    def visit_If(self, node: ast.If) -> None:
+    def visit_If(self, node: ast.If | ast.While) -> None:
         self._check_branch(node.test)
         self.generic_visit(node)
 
@@ -448,7 +451,7 @@ class _Walker(ast.NodeVisitor):
             self.note(node, OPAQUE, f"indexes with a boolean mask ({_text(node)}), an output shape that depends on data")
         self.generic_visit(node)
 
-    def visit_With(self, node: ast.With) -> None:
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
             if not isinstance(item.context_expr, ast.Call):
                 kind = SIDE_EFFECTING if self.is_external(item.context_expr) else OPAQUE
@@ -470,7 +473,7 @@ class _Walker(ast.NodeVisitor):
     def _check_call(self, call: ast.Call) -> None:
         check_call(self, call, discarded=id(call) in self.discarded)
 
-    def _check_callee(self, expr: ast.AST, at: ast.AST) -> None:
+    def _check_callee(self, expr: ast.expr, at: ast.AST) -> None:
         """``expr`` will be called (a decorator, a ``key=`` function)."""
         if isinstance(expr, (ast.Lambda, ast.Call)):
             return  # a lambda is walked; a call is checked where it is visited

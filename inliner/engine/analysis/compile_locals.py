@@ -12,6 +12,8 @@ import ast
 from dataclasses import dataclass, field
 
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+#: the nodes that open a scope of their own (``_SCOPE_NODES`` as a type)
+ScopeNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
 
 
 @dataclass(eq=False)
@@ -42,7 +44,7 @@ class _Binder(ast.NodeVisitor):
         self.scope.names.add(name)
         self.scope.bindings.append((name, value))
 
-    def bind_target(self, target: ast.AST, value: ast.AST | None) -> None:
+    def bind_target(self, target: ast.expr, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
             self.bind(target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -66,7 +68,7 @@ class _Binder(ast.NodeVisitor):
             return
         super().generic_visit(node)
 
-    def _enter_nested(self, node: ast.AST) -> None:
+    def _enter_nested(self, node: ScopeNode) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.bind(node.name, node)
             self.scope.functions.add(node.name)
@@ -80,7 +82,7 @@ class _Binder(ast.NodeVisitor):
             for walrus in (n for n in ast.walk(node) if isinstance(n, ast.NamedExpr)):
                 self.bind(walrus.target.id, walrus.value)
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.generic_visit(node)
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -104,7 +106,7 @@ class _Binder(ast.NodeVisitor):
         self.bind(node.target.id, node.value)
         self.generic_visit(node)
 
-    def visit_For(self, node: ast.For) -> None:
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self.bind_target(node.target, ast.Subscript(node.iter, ast.Constant(0)))
         self.generic_visit(node)
 
@@ -154,7 +156,7 @@ class _Binder(ast.NodeVisitor):
             self.bind(node.name, None)
 
 
-def make_scope(node: ast.AST, parent: Local | None, own_params: frozenset[str], skip: frozenset[str]) -> Local:
+def make_scope(node: ScopeNode, parent: Local | None, own_params: frozenset[str], skip: frozenset[str]) -> Local:
     scope = Local(node, parent)
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         args = node.args

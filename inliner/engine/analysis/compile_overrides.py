@@ -28,6 +28,7 @@ import fnmatch
 import functools
 import io
 import re
+import sys
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,9 +129,10 @@ class CompileOverrides:
         for key, kind in value.items():
             if not isinstance(key, str) or not _KEY.match(key):
                 raise ValueError(f"{where}: {key!r} is not a qualified name or pattern (like \"pkg.module.Class\" or \"pkg.*\")")
-            if not isinstance(kind, str) or normalize_kind(kind) is None:
+            normalized = normalize_kind(kind) if isinstance(kind, str) else None
+            if normalized is None:
                 raise ValueError(f"{where}: {key!r} = {kind!r} is not one of {_expected()}")
-            entries.append((key, normalize_kind(kind)))
+            entries.append((key, normalized))
         return cls(tuple(entries))
 
     def lookup(self, qualified: str) -> tuple[str, str] | None:
@@ -225,11 +227,11 @@ def find_compile_overrides(path: str | Path) -> CompileOverrides:
 @functools.lru_cache(maxsize=64)
 def _table_of(pyproject: str, stamp: int) -> CompileOverrides | None:
     """``compile`` of ``[tool.inliner]`` in that file (None: no ``[tool.inliner]``); cached per version."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:
         try:
-            import tomli as tomllib  # type: ignore[no-redef]
+            import tomli as tomllib
         except ModuleNotFoundError:
             return None
     try:

@@ -7,6 +7,7 @@ and a Function body does not need it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -157,11 +158,12 @@ class _Walker(cst.CSTVisitor):
         first, key, default = call.args
         if first is not parents[-1] or any(a.keyword or a.star for a in call.args):
             return False
-        if not (isinstance(key.value, cst.SimpleString) and key.value.evaluated_value.isidentifier()):
+        name = key.value.evaluated_value if isinstance(key.value, cst.SimpleString) else None
+        if not (isinstance(name, str) and name.isidentifier()):  # b"name" is a bytes literal
             return False
         if not _is_constant(default.value):
             return False
-        self.facts.ctx_uses.append(CtxUse("getattr", key.value.evaluated_value, call, None, False, self.counter))
+        self.facts.ctx_uses.append(CtxUse("getattr", name, call, None, False, self.counter))
         return True
 
     def _ctx_param(self) -> cst.Param | None:
@@ -185,14 +187,13 @@ class _Walker(cst.CSTVisitor):
             self.facts.ctx_uses.append(CtxUse("call", name, parent, small, top is small, self.counter, self._in_loop()))
             return
         if isinstance(parent, cst.AssignTarget) and parent.target is attr:
-            assign = parents[-2]
-            self._check_simple_set(assign, attr)
+            assign = self._simple_set(parents[-2], attr)
             self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter, self._in_loop()))
             return
         if isinstance(parent, cst.Element) and len(parents) >= 4:
-            tup, target, assign = parents[-2], parents[-3], parents[-4]
+            tup, target, statement = parents[-2], parents[-3], parents[-4]
             if isinstance(tup, (cst.Tuple, cst.List)) and isinstance(target, cst.AssignTarget) and target.target is tup:
-                self._check_simple_set(assign, attr)
+                assign = self._simple_set(statement, attr)
                 self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter, self._in_loop()))
                 return
         if _in_written_part(attr, parents):
@@ -201,9 +202,11 @@ class _Walker(cst.CSTVisitor):
             raise Refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}.{name}` is written in a form the engine cannot follow", attr)
         self.facts.ctx_uses.append(CtxUse("read", name, attr, None, False, self.counter, self._in_loop()))
 
-    def _check_simple_set(self, assign: cst.CSTNode, attr: cst.Attribute) -> None:
+    def _simple_set(self, assign: cst.CSTNode, attr: cst.Attribute) -> cst.Assign:
+        """``assign`` (which holds the target ``attr``) as a single-target assignment, or refuse."""
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
             raise Refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}.{attr.attr.value}` is assigned in a chained assignment", attr)
+        return assign
 
     def _top_level_small(self, parents: list[cst.CSTNode]) -> cst.CSTNode | None:
         # stack: [FunctionDef, IndentedBlock, SimpleStatementLine, small, ...]
@@ -253,8 +256,9 @@ def analyse(func: cst.FunctionDef, ctx: str | None, role: str = "forward") -> Bo
     return walker.facts
 
 
-def always_returns(stmts: list[cst.BaseStatement] | tuple[cst.BaseStatement, ...]) -> bool:
-    """True when control can never fall off the end of ``stmts``."""
+def always_returns(stmts: Sequence[cst.BaseStatement | cst.BaseSmallStatement]) -> bool:
+    """True when control can never fall off the end of ``stmts`` (a one-line suite's small
+    statements never count as returning)."""
     if not stmts:
         return False
     last = stmts[-1]

@@ -25,6 +25,7 @@ from inliner.engine.function_class.kept_class import (
     PLAIN_DUNDERS,
 )
 from inliner.engine.model import Refuse
+from inliner.engine.source import Located
 
 #: Builtins whose answer about a class differs between an autograd.Function and a plain class.
 _INTROSPECTION = frozenset({"isinstance", "issubclass", "type", "super", "vars", "dir"})
@@ -36,7 +37,7 @@ _CONTAINERS = (ast.Tuple, ast.List, ast.Set, ast.Starred)
 class RefuseAt(Refuse):
     """A refusal located at a node of the module's ``ast`` (a use of the class)."""
 
-    def __init__(self, code: Code, reason: str, at: ast.AST) -> None:
+    def __init__(self, code: Code, reason: str, at: Located) -> None:
         super().__init__(code, reason, None)
         self.at = at
 
@@ -180,7 +181,7 @@ class _Analysis:
             raise RefuseAt(Code.USED_AS_FUNCTION, f"`{spelled}` here is neither defined by the class nor set in this module", node)
 
     # -- `cls` in the class's own classmethods ----------------------------------------
-    def _classmethods(self) -> list[tuple[ast.FunctionDef, str]]:
+    def _classmethods(self) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
         out = []
         for stmt in self.cls.body:
             if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -195,7 +196,7 @@ class _Analysis:
                 out.append((stmt, params[0].arg))
         return out
 
-    def _cls_uses(self, method: ast.FunctionDef, cls_param: str) -> None:
+    def _cls_uses(self, method: ast.FunctionDef | ast.AsyncFunctionDef, cls_param: str) -> None:
         scope = self.outer  # what builtins resolve to there (a method-local `isinstance` is not followed)
         for node in ast.walk(method):
             if isinstance(node, ast.arg) and node.arg == cls_param and node is not self._first_arg(method):
@@ -207,5 +208,5 @@ class _Analysis:
             self._use(node, scope, spelled=cls_param, is_name=False)
 
     @staticmethod
-    def _first_arg(method: ast.FunctionDef) -> ast.arg:
+    def _first_arg(method: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.arg:
         return [*method.args.posonlyargs, *method.args.args][0]

@@ -20,7 +20,7 @@ engine cannot read) is refused here with its own diagnostic.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NoReturn
 
 import libcst as cst
 
@@ -136,7 +136,7 @@ class _CtxChecker(cst.CSTVisitor):
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.stack.pop()
 
-    def _refuse(self, code: Code, reason: str, node: cst.CSTNode) -> None:
+    def _refuse(self, code: Code, reason: str, node: cst.CSTNode) -> NoReturn:
         where = f" (in `{self.func.name.value}`, which {self.cls} hands `{self.ctx}` to)" if self.call_site else ""
         raise Refuse(code, f"{reason}{where}", self.call_site or node)
 
@@ -206,7 +206,7 @@ class _CtxChecker(cst.CSTVisitor):
     def _argument(self, call: cst.Call, arg: cst.Arg) -> None:
         func, here = call.func, arg.value
         target = self._resolve(func)
-        builtin = func.value if target is not None and target[0] == "builtin" else None  # type: ignore[union-attr]
+        builtin = func.value if target is not None and target[0] == "builtin" and isinstance(func, cst.Name) else None
         if builtin in _ATTRIBUTE_BUILTINS:
             key = call.args[1].value if len(call.args) >= 2 else None
             plain = all(not a.star and a.keyword is None for a in call.args)

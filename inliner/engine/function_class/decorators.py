@@ -424,9 +424,10 @@ class _PureCheck:
             if not isinstance(generator.target, (ast.Name, ast.Tuple)):
                 return False
             targets = [generator.target] if isinstance(generator.target, ast.Name) else generator.target.elts
-            if not all(isinstance(t, ast.Name) for t in targets):
+            target_names = [t.id for t in targets if isinstance(t, ast.Name)]
+            if len(target_names) != len(targets):
                 return False
-            names |= {t.id for t in targets}
+            names |= set(target_names)
             if not all(self.expr(c, frozenset(names)) for c in generator.ifs):
                 return False
         parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]

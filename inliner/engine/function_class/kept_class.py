@@ -140,7 +140,7 @@ def _bound_names(small: cst.BaseSmallStatement) -> set[str]:
 
 
 def _import_head(alias: cst.ImportAlias) -> str:
-    name = alias.name
+    name: cst.BaseExpression = alias.name
     while isinstance(name, cst.Attribute):
         name = name.value
     assert isinstance(name, cst.Name)

@@ -311,7 +311,7 @@ def _head(node: cst.Attribute) -> cst.Name:
 
 
 def _formatted_parts(node: cst.BaseExpression) -> list[cst.FormattedStringExpression]:
-    out = []
+    out: list[cst.FormattedStringExpression] = []
     strings = [node] if isinstance(node, cst.FormattedString) else [node.left, node.right] if isinstance(node, cst.ConcatenatedString) else []
     for string in strings:
         if isinstance(string, cst.FormattedString):

@@ -18,7 +18,7 @@ from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 from inliner.engine.codes import Code
 from inliner.engine.model import Refuse
 from inliner.engine.op_call.lower_hop import HOP_NAMES, KNOWN_FLAGS, HopFlags
-from inliner.engine.source import SourceText
+from inliner.engine.source import SourceText, end_line
 
 _APPLY_IN_COMMENT = re.compile(r"\b([A-Za-z_]\w*)\.apply\(")
 #: what dynamo prints before the nodes one source line made
@@ -57,7 +57,7 @@ def find_calls(tree: ast.Module, index: ScopeIndex) -> list[HopCall]:
         name = dotted(call.func)
         if name is None or not (index.qualify(name, scope) & HOP_NAMES):
             continue
-        statement = next(s for s in tree.body if s.lineno <= call.lineno <= s.end_lineno)
+        statement = next(s for s in tree.body if s.lineno <= call.lineno <= end_line(s))
         calls.append(HopCall(call, scope, statement))
     return calls
 
@@ -100,9 +100,11 @@ def _body(expr: ast.expr, site: HopCall, index: ScopeIndex, role: str) -> Body:
                 raise not_found
             bindings = real
         binding = bindings[0]
-        if binding.kind == "def" and found is not None and found.is_module:
+        # an async def returns a coroutine, never the op's outputs: no body a flat function could stand for
+        if binding.kind == "def" and isinstance(binding.node, ast.FunctionDef) and found is not None and found.is_module:
             return Body(binding.node, is_method=False)
         if binding.kind == "alias" and binding.qualified and binding.qualified.startswith("self."):
+            assert isinstance(binding.node, ast.Assign)  # aliases are bound by assignments only
             site.local_aliases.append(binding.node)
             return _nested_body(binding.qualified[len("self.") :], found, index, not_found)
         node = binding.node

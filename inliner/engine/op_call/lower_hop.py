@@ -215,6 +215,7 @@ def _clean_body(func: cst.FunctionDef, kind: str) -> cst.IndentedBlock:
                 if hasattr(last, "semicolon"):
                     smalls[-1] = last.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
                 stmt = stmt.with_changes(body=smalls)
+        assert isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement))  # BaseStatement's only kinds
         lines = [line for line in stmt.leading_lines if not (line.comment and _GENERATED_COMMENT.match(line.comment.value))]
         kept.append(stmt.with_changes(leading_lines=lines))
     if kept and isinstance(kept[0], (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -280,6 +281,7 @@ def _annotated_tensors(func: cst.FunctionDef, body: cst.IndentedBlock) -> set[st
             annotation = small.annotation.annotation
             if (
                 isinstance(annotation, cst.SimpleString)
+                and isinstance(annotation.evaluated_value, str)  # not b"...": fx writes str annotations
                 and _FX_TENSOR.fullmatch(annotation.evaluated_value)
                 and len(stores.get(small.target.value, ())) == 1
             ):
@@ -330,7 +332,8 @@ def _fwd_shape(body: cst.IndentedBlock, bound: dict[str, cst.Tuple | cst.List]) 
     last = body.body[-1] if body.body else None
     if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
         raise Refuse(Code.OP_CALL_SHAPE, "the forward body does not end in a return", last or body)
-    value = _follow(last.body[-1].value, bound)
+    returned = last.body[-1].value
+    value = _follow(returned, bound) if returned is not None else None
     if not (isinstance(value, cst.Tuple) and len(value.elements) == 2) or any(
         isinstance(e, cst.StarredElement) for e in value.elements
     ):
@@ -376,6 +379,7 @@ class _LiftedNones:
         value = ret.value if ret.value is not None else cst.Name("None")
         before: list[cst.BaseSmallStatement] = []
         literal = _follow(value, self.bound) if isinstance(value, cst.Name) else value
+        new_value: cst.BaseExpression
         if isinstance(literal, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in literal.elements):
             new_value = self._tuple(value, literal)
         elif isinstance(literal, cst.List) or (isinstance(value, cst.Name) and value.value in ("None", *self.tensors)):

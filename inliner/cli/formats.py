@@ -203,7 +203,7 @@ def statistics(diagnostics: Iterable[Diagnostic]) -> list[dict[str, object]]:
     """Counts per code, most frequent first (then by code), as ruff's ``--statistics``."""
     counts = Counter(d.code for d in diagnostics)
     return [
-        {"code": str(code), "summary": Code(code).summary, "count": count, "fixable": code == Code.FLATTENED}
+        {"code": str(code), "summary": Code.of(code).summary, "count": count, "fixable": code == Code.FLATTENED}
         for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     ]
 

@@ -7,6 +7,7 @@ and a Function body does not need it).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -254,14 +255,15 @@ def always_returns(stmts: list[cst.BaseStatement] | tuple[cst.BaseStatement, ...
 
 
 def definitely_assigned_at_returns(
-    body: tuple[cst.BaseStatement, ...], defines: dict[int, set[str]]
-) -> dict[int, frozenset[str]]:
-    """For each top-function ``Return`` (by id) the residuals certainly assigned when it runs.
+    body: tuple[cst.BaseStatement, ...], defines: Mapping[cst.CSTNode, set[str]]
+) -> dict[cst.Return, frozenset[str]]:
+    """For each top-function ``Return`` the residuals certainly assigned when it runs.
 
-    ``defines`` maps id(small statement) -> residual names it assigns. The analysis is
-    conservative: loops may run zero times, try bodies may stop anywhere.
+    ``defines`` maps small statement -> residual names it assigns (nodes are keys by
+    identity). The analysis is conservative: loops may run zero times, try bodies may
+    stop anywhere.
     """
-    at_return: dict[int, frozenset[str]] = {}
+    at_return: dict[cst.Return, frozenset[str]] = {}
 
     def block(stmts, assigned: frozenset[str]) -> frozenset[str]:
         for stmt in stmts:
@@ -274,9 +276,9 @@ def definitely_assigned_at_returns(
     def statement(stmt, assigned: frozenset[str]) -> frozenset[str]:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
-                assigned = assigned | frozenset(defines.get(id(small), ()))
+                assigned = assigned | frozenset(defines.get(small, ()))
                 if isinstance(small, cst.Return):
-                    at_return[id(small)] = assigned
+                    at_return[small] = assigned
             return assigned
         if isinstance(stmt, cst.If):
             a1 = block(suite(stmt.body), assigned)

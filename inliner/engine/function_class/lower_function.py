@@ -17,6 +17,7 @@ import libcst as cst
 
 from inliner.engine.analysis.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
 from inliner.engine.docstrings import after_docstring
+from inliner.engine.function_class.body_edits import BodyEdits, split_leading
 from inliner.engine.function_class.ctx_record import FALLBACK_CODES, RecordLowering, Resolve
 from inliner.engine.function_class.decorators import (
     DecoratorReader,
@@ -28,7 +29,6 @@ from inliner.engine.function_class.decorators import (
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, split_class_body
 from inliner.engine.model import CustomVJP, KeptClass, Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
-from inliner.engine.walk import on_paths_to
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
@@ -53,7 +53,7 @@ class _Residual:
     attr: str | None
     fwd_name: str
     bwd_name: str = ""
-    defined_by: list[int] = field(default_factory=list)  # ids of small statements that assign it
+    defined_by: list[cst.CSTNode] = field(default_factory=list)  # the small statements that assign it
 
 
 @dataclass
@@ -367,87 +367,6 @@ def _statement(code: str) -> cst.BaseStatement:
     return cst.parse_statement(code)
 
 
-class _NodeReplacer(cst.CSTTransformer):
-    """Replace nodes by identity (the keys are ``id`` of nodes of the original body)."""
-
-    def __init__(self, replacements: dict[int, cst.BaseExpression]) -> None:
-        self.replacements = replacements
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        return self.replacements.get(id(original_node), updated_node)
-
-
-class _BodyRewriter(cst.CSTTransformer):
-    """Apply per-node replacements decided by the analysis, outside nested scopes for returns."""
-
-    def __init__(
-        self,
-        smalls: dict[int, cst.BaseSmallStatement | None],
-        attributes: dict[int, cst.BaseExpression],
-        returns: dict[int, Callable[[cst.Return], cst.Return]],
-    ) -> None:
-        self.smalls = smalls
-        self.attributes = attributes
-        self.returns = returns
-
-        self.emptied: set[int] = set()
-        self.pinned: list[cst.CSTNode] = []
-        self.on_path: set[int] | None = None
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        # Only the nodes on a path to a replacement are rebuilt; the rest is kept as it is.
-        if self.on_path is None:
-            self.on_path = on_paths_to(node, set(self.smalls) | set(self.attributes) | set(self.returns))
-        return id(node) in self.on_path
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        key = id(original_node)
-        if key in self.smalls:
-            replacement = self.smalls[key]
-            if replacement is None:
-                return cst.RemoveFromParent()
-            # A replacement is built from the original statement's parts: the ctx reads
-            # inside them (``ctx.b = ctx.a * 2``) still need their own replacements.
-            return replacement.visit(_NodeReplacer(self.attributes))
-        if key in self.attributes:
-            return self.attributes[key]
-        if key in self.returns:
-            return self.returns[key](updated_node)
-        if isinstance(updated_node, cst.SimpleStatementLine) and not updated_node.body:
-            # Keep the line until its block is rebuilt, so its comments can move on. The
-            # placeholder is pinned: a freed one's id could be reused by a later node.
-            placeholder = updated_node.with_changes(body=[cst.Pass()])
-            self.emptied.add(id(placeholder))
-            self.pinned.append(placeholder)
-            return placeholder
-        if isinstance(updated_node, cst.IndentedBlock):
-            return self._drop_emptied(updated_node)
-        return updated_node
-
-    def _drop_emptied(self, block: cst.IndentedBlock) -> cst.IndentedBlock:
-        if not any(id(s) in self.emptied for s in block.body):
-            return block
-        body: list[cst.BaseStatement] = []
-        carried: list[cst.EmptyLine] = []
-        for stmt in block.body:
-            if id(stmt) in self.emptied:
-                assert isinstance(stmt, cst.SimpleStatementLine)
-                # Its own comments (on the line, or right above it) go with it; a comment
-                # a blank line apart is about what follows, and stays.
-                apart, _ = _split_leading(stmt)
-                carried.extend(line for line in apart if line.comment is not None)
-                continue
-            if carried:
-                stmt = stmt.with_changes(leading_lines=(*carried, *stmt.leading_lines))
-                carried = []
-            body.append(stmt)
-        if not body:
-            body.append(cst.SimpleStatementLine([cst.Pass()], leading_lines=carried))
-            carried = []
-        footer = (*carried, *block.footer)
-        return block.with_changes(body=body, footer=footer)
-
-
 class _CombinedLowering:
     """``forward(ctx, ...)`` + ``backward(ctx, *grads)``."""
 
@@ -487,9 +406,9 @@ class _CombinedLowering:
         bwd_names = names_in(self.backward)
 
         spec = VJPSpec(fill_defaults=False)
-        smalls: dict[int, cst.BaseSmallStatement | None] = {}
-        attributes: dict[int, cst.BaseExpression] = {}
-        returns: dict[int, Callable[[cst.Return], cst.Return]] = {}
+        smalls: dict[cst.CSTNode, cst.BaseSmallStatement | None] = {}
+        attributes: dict[cst.CSTNode, cst.BaseExpression] = {}
+        returns: dict[cst.CSTNode, Callable[[cst.Return], cst.Return]] = {}
 
         saves = [u for u in facts.ctx_uses if u.kind == "call" and u.attr == "save_for_backward"]
         forward_saves = [u for u in facts.ctx_uses if u.kind == "call" and u.attr == "save_for_forward"]
@@ -523,7 +442,7 @@ class _CombinedLowering:
                 if any(a.keyword is not None for a in call.args):
                     raise Refuse("INL111", f"class {name}: save_for_backward is called with keywords", call)
                 value = cst.Tuple([cst.Element(a.value) if a.star == "" else cst.StarredElement(a.value) for a in call.args])
-                smalls[id(use.small)] = cst.Assign([cst.AssignTarget(cst.Name(var))], value)
+                smalls[use.small] = cst.Assign([cst.AssignTarget(cst.Name(var))], value)
             residuals.append(group)
             group.defined_by = []  # initialised at the top of fwd: always assigned
             spec.saved_tensors_idx = 0
@@ -564,7 +483,7 @@ class _CombinedLowering:
                         raise Refuse("INL100", f"class {name}: a tuple assignment mixes `{ctx}` attributes and other targets", assign)
                     names_here.append(el.value.attr.value)
                 vars_here = [self._attr_var(a, attr_residual, residuals, fwd_taken, use, reuse=None) for a in names_here]
-                smalls[id(assign)] = assign.with_changes(targets=[cst.AssignTarget(_tuple(vars_here))])
+                smalls[assign] = assign.with_changes(targets=[cst.AssignTarget(_tuple(vars_here))])
                 continue
             attr = use.attr
             value = assign.value
@@ -579,9 +498,9 @@ class _CombinedLowering:
                 reuse = value.value
             var = self._attr_var(attr, attr_residual, residuals, fwd_taken, use, reuse=reuse)
             if reuse is not None:
-                smalls[id(assign)] = None
+                smalls[assign] = None
             else:
-                smalls[id(assign)] = assign.with_changes(targets=[cst.AssignTarget(cst.Name(var))])
+                smalls[assign] = assign.with_changes(targets=[cst.AssignTarget(cst.Name(var))])
 
         # An attribute backward (and jvp) never read is dead: it stays a local, not a residual,
         # so paths that skip it need not set it.
@@ -602,7 +521,7 @@ class _CombinedLowering:
             first_set = min(u.position for u in set_sites[use.attr])
             if use.position < first_set:
                 raise Refuse("INL100", f"class {name}: forward reads `{ctx}.{use.attr}` before setting it", use.node)
-            attributes[id(use.node)] = cst.Name(attr_residual[use.attr].fwd_name)
+            attributes[use.node] = cst.Name(attr_residual[use.attr].fwd_name)
 
         # -- mark_dirty / mark_non_differentiable / set_materialize_grads -----
         for use in calls:
@@ -613,7 +532,7 @@ class _CombinedLowering:
                 raise Refuse(code, f"class {name}: `{ctx}.{use.attr}` is called conditionally", call)
             if any(pos < use.position for _, pos in facts.returns):
                 raise Refuse(code, f"class {name}: forward can return before `{ctx}.{use.attr}`", call)
-            smalls[id(use.small)] = None
+            smalls[use.small] = None
             if use.attr == "set_materialize_grads":
                 spec.materialize_grads = self._materialize_flag(call)
             elif use.attr == "mark_dirty":
@@ -623,7 +542,7 @@ class _CombinedLowering:
 
         # -- definite assignment at every return ------------------------------
         # Keyed by residual, not by name: one name can back two residuals (saved and attr).
-        defines: dict[int, set[str]] = {}
+        defines: dict[cst.CSTNode, set[str]] = {}
         for i, r in enumerate(residuals):
             for d in r.defined_by:
                 defines.setdefault(d, set()).add(f"#{i}")
@@ -633,7 +552,7 @@ class _CombinedLowering:
         needed = {f"#{i}" for i, r in enumerate(residuals) if r.defined_by}
         falls_off = not always_returns(body.body)
         end_state = _end_state(tuple(body.body), defines) if falls_off else None
-        states = [at_return.get(id(ret), frozenset()) for ret, _ in facts.returns]
+        states = [at_return.get(ret, frozenset()) for ret, _ in facts.returns]
         if end_state is not None:
             states.append(end_state)
         initialised: list[cst.BaseStatement] = []
@@ -644,7 +563,7 @@ class _CombinedLowering:
                 initialised.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(r.fwd_name))], default)]))
                 needed.discard(key)
         for ret, _pos in facts.returns:
-            missing = needed - at_return.get(id(ret), frozenset())
+            missing = needed - at_return.get(ret, frozenset())
             if missing:
                 raise Refuse(
                     "INL103",
@@ -670,10 +589,9 @@ class _CombinedLowering:
             )
 
         for ret, _pos in facts.returns:
-            returns[id(ret)] = make_return
+            returns[ret] = make_return
 
-        new_forward = self.forward.visit(_BodyRewriter(smalls, attributes, returns))
-        assert isinstance(new_forward, cst.FunctionDef)
+        new_forward = BodyEdits(smalls, attributes, returns).apply(self.forward)
         new_body = list(new_forward.body.body)
         if spec.saved_tensors_idx is not None:
             new_body.insert(after_docstring(new_body), _statement(f"{residuals[0].fwd_name} = ()\n"))
@@ -721,12 +639,12 @@ class _CombinedLowering:
         does nothing: a literal, or a parameter that is bound there. In ``ctx.a, ctx.b =
         x, y`` only the pairs of dead attributes with such values go.
         """
-        by_assign: dict[int, list[CtxUse]] = {}
+        by_assign: dict[cst.CSTNode, list[CtxUse]] = {}
         for use in dead:
-            by_assign.setdefault(id(use.node), []).append(use)
+            by_assign.setdefault(use.node, []).append(use)
         for uses in by_assign.values():
             assign = uses[0].node
-            replacement = smalls.get(id(assign))
+            replacement = smalls.get(assign)
             if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1) or replacement is None:
                 continue
 
@@ -734,9 +652,9 @@ class _CombinedLowering:
                 return _inert(value, lambda name: self._bound_parameter(name, use, facts, param_names))
 
             if isinstance(assign.targets[0].target, cst.Attribute):
-                smalls[id(assign)] = None if inert(assign.value) else cst.Expr(assign.value)
+                smalls[assign] = None if inert(assign.value) else cst.Expr(assign.value)
             else:
-                smalls[id(assign)] = _without_dead_pairs(assign, replacement, {u.attr for u in uses}, inert)
+                smalls[assign] = _without_dead_pairs(assign, replacement, {u.attr for u in uses}, inert)
 
     def _bound_parameter(self, name: str, use: CtxUse, facts, param_names: list[str]) -> bool:
         """``name`` is a parameter that nothing can have unbound (``del``) before ``use``."""
@@ -762,16 +680,16 @@ class _CombinedLowering:
         fresh_targets: list[tuple[str, cst.BaseExpression]] = []
         for i, arg in enumerate(args):
             if isinstance(arg, cst.Name) and self._reusable(arg.value, use, facts, positional_or_param=param_names):
-                residuals.append(_Residual(kind, None, arg.value, defined_by=[id(use.small)]))
+                residuals.append(_Residual(kind, None, arg.value, defined_by=[use.small]))
                 continue
             wish = preferred[i] if preferred else (arg.value if isinstance(arg, cst.Name) else f"saved_{i}")
             var = fresh(wish if wish not in fwd_taken else f"{wish}_saved", fwd_taken)
             fresh_targets.append((var, arg))
-            residuals.append(_Residual(kind, None, var, defined_by=[id(use.small)]))
+            residuals.append(_Residual(kind, None, var, defined_by=[use.small]))
         if fresh_targets:
-            smalls[id(use.small)] = _assign([v for v, _ in fresh_targets], [e for _, e in fresh_targets])
+            smalls[use.small] = _assign([v for v, _ in fresh_targets], [e for _, e in fresh_targets])
         else:
-            smalls[id(use.small)] = None
+            smalls[use.small] = None
 
     def _describe(self, missing: set[str], residuals: list[_Residual], ctx: str) -> str:
         parts = []
@@ -792,10 +710,10 @@ class _CombinedLowering:
     ) -> str:
         existing = attr_residual.get(attr)
         if existing is not None:
-            existing.defined_by.append(id(use.small))
+            existing.defined_by.append(use.small)
             return existing.fwd_name
         var = reuse if reuse is not None else fresh(attr if attr not in fwd_taken else f"{attr}_saved", fwd_taken)
-        residual = _Residual("attr", attr, var, defined_by=[id(use.small)])
+        residual = _Residual("attr", attr, var, defined_by=[use.small])
         attr_residual[attr] = residual
         residuals.append(residual)
         return var
@@ -980,8 +898,8 @@ class _CombinedLowering:
         if facts.has_yield:
             raise Refuse("INL105", f"class {name}: {role} is a generator or coroutine", func)
         taken = set(bwd_names)
-        smalls: dict[int, cst.BaseSmallStatement | None] = {}
-        attributes: dict[int, cst.BaseExpression] = {}
+        smalls: dict[cst.CSTNode, cst.BaseSmallStatement | None] = {}
+        attributes: dict[cst.CSTNode, cst.BaseExpression] = {}
         for use in facts.ctx_uses:
             if use.kind == "set":
                 raise Refuse("INL104", f"class {name}: {role} writes `{ctx}.{use.attr}`", use.node)
@@ -1001,10 +919,10 @@ class _CombinedLowering:
             assert unpack is not None
             for r, n in zip(saved, unpack[1]):
                 r.bwd_name = n
-            smalls[id(unpack[0].body[0])] = None
+            smalls[unpack[0].body[0]] = None
         aliased = self._attribute_aliases(ctx, facts, residuals, func)
         for r, stmt in aliased:
-            smalls[id(stmt.body[0])] = None
+            smalls[stmt.body[0]] = None
         for r in residuals:
             if r.bwd_name:
                 continue
@@ -1026,11 +944,11 @@ class _CombinedLowering:
                 if use.attr in attr_residual and any(r is attr_residual[use.attr] for r, _ in aliased):
                     continue  # its `name = getattr(ctx, ...)` statement became the residual unpacking
                 if use.attr in attr_residual:
-                    attributes[id(call)] = cst.Name(attr_residual[use.attr].bwd_name)
+                    attributes[call] = cst.Name(attr_residual[use.attr].bwd_name)
                 elif use.attr in _RESERVED_ATTRS or use.attr.startswith("_"):
                     raise Refuse("INL100", f"class {name}: {role} reads `{ctx}.{use.attr}` through getattr", call)
                 else:
-                    attributes[id(call)] = call.args[2].value  # never set: getattr gives the default
+                    attributes[call] = call.args[2].value  # never set: getattr gives the default
                 continue
             if use.kind != "read":
                 continue
@@ -1038,22 +956,22 @@ class _CombinedLowering:
                 if merged:
                     continue
                 if on_demand:
-                    attributes[id(use.node)] = saved_value
+                    attributes[use.node] = saved_value
                 elif spec.saved_tensors_idx is not None and saved_kind == "saved":
-                    attributes[id(use.node)] = cst.Name(residuals[spec.saved_tensors_idx].bwd_name)
+                    attributes[use.node] = cst.Name(residuals[spec.saved_tensors_idx].bwd_name)
                 elif saved:
-                    attributes[id(use.node)] = _tuple([r.bwd_name for r in saved])
+                    attributes[use.node] = _tuple([r.bwd_name for r in saved])
                 else:
-                    attributes[id(use.node)] = cst.Tuple([])
+                    attributes[use.node] = cst.Tuple([])
             elif use.attr == "needs_input_grad":
                 if "needs_input_grad" in bwd_names:
                     raise Refuse("INL100", f"class {name}: {role} already uses the name `needs_input_grad`", use.node)
                 needs_input_grad = True
-                attributes[id(use.node)] = cst.Name("needs_input_grad")
+                attributes[use.node] = cst.Name("needs_input_grad")
             elif use.attr in attr_residual:
                 if any(r is attr_residual[use.attr] for r, _ in aliased):
                     continue  # its `name = ctx.attr` statement became the residual unpacking
-                attributes[id(use.node)] = cst.Name(attr_residual[use.attr].bwd_name)
+                attributes[use.node] = cst.Name(attr_residual[use.attr].bwd_name)
             else:
                 raise Refuse("INL100", f"class {name}: {role} reads `{ctx}.{use.attr}`, which forward never sets", use.node)
         spec.bwd_needs_input_grad = needs_input_grad
@@ -1062,8 +980,7 @@ class _CombinedLowering:
         if not saved_reads and (spec.saved_for_backward_idx or spec.saved_tensors_idx is not None):
             spec.bwd_reads_saved = False  # unpacking would run a version check the original never ran
 
-        new_backward = func.visit(_BodyRewriter(smalls, attributes, {}))
-        assert isinstance(new_backward, cst.FunctionDef)
+        new_backward = BodyEdits(smalls, attributes).apply(func)
         grads = _params_without_first(func.params)
         params = grads.with_changes(params=[cst.Param(cst.Name(residuals_name)), *grads.params])
         if grads.posonly_params:
@@ -1078,7 +995,7 @@ class _CombinedLowering:
             unpack_stmt = unpack_statement([r.bwd_name for r in opened], source)
             if merged:  # it takes the place of `a, b = ctx.saved_tensors`, and its comments
                 assert unpack is not None
-                _, own = _split_leading(unpack[0])
+                _, own = split_leading(unpack[0])
                 unpack_stmt = unpack_stmt.with_changes(leading_lines=own, trailing_whitespace=unpack[0].trailing_whitespace)
             body.insert(after_docstring(body), unpack_stmt)
         if not body:
@@ -1089,14 +1006,6 @@ class _CombinedLowering:
             body=new_backward.body.with_changes(body=body),
             leading_lines=func.leading_lines,
         )
-
-
-def _split_leading(stmt: cst.SimpleStatementLine) -> tuple[tuple[cst.EmptyLine, ...], tuple[cst.EmptyLine, ...]]:
-    """(leading lines up to the last blank one, the comment lines right above the statement):
-    the second are the statement's own, the first are about what follows them."""
-    lines = stmt.leading_lines
-    blank = max((i for i, line in enumerate(lines) if line.comment is None), default=-1)
-    return tuple(lines[: blank + 1]), tuple(lines[blank + 1 :])
 
 
 def _inert(value: cst.BaseExpression, bound: Callable[[str], bool]) -> bool:
@@ -1202,11 +1111,11 @@ def _may_leave(stmt: cst.CSTNode) -> bool:
     return any(_may_leave(child) for child in stmt.children)
 
 
-def _end_state(body: tuple[cst.BaseStatement, ...], defines: dict[int, set[str]]) -> frozenset[str]:
+def _end_state(body: tuple[cst.BaseStatement, ...], defines: dict[cst.CSTNode, set[str]]) -> frozenset[str]:
     """Residuals certainly assigned when control falls off the end of ``body``."""
     marker = cst.Return(None)
     probe = (*body, cst.SimpleStatementLine([marker]))
-    return definitely_assigned_at_returns(probe, defines).get(id(marker), frozenset())
+    return definitely_assigned_at_returns(probe, defines).get(marker, frozenset())
 
 
 _STRUCTURAL_METHODS = {"size", "dim", "numel", "stride", "is_contiguous", "is_floating_point", "get_device"}

@@ -17,7 +17,8 @@ visitor that needs them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence, Set
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 import libcst as cst
 
@@ -104,7 +105,7 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
 
 
 class _Paths(cst.CSTVisitor):
-    def __init__(self, targets: Set[cst.CSTNode]) -> None:
+    def __init__(self, targets: AbstractSet[cst.CSTNode]) -> None:
         self.targets = targets
         self.stack: list[cst.CSTNode] = []
         self.found: set[cst.CSTNode] = set()
@@ -119,7 +120,7 @@ class _Paths(cst.CSTVisitor):
         self.stack.pop()
 
 
-def on_paths_to(root: cst.CSTNode, targets: Set[cst.CSTNode]) -> set[cst.CSTNode]:
+def on_paths_to(root: cst.CSTNode, targets: AbstractSet[cst.CSTNode]) -> set[cst.CSTNode]:
     """Every node of ``root`` that is one of ``targets`` or holds one.
 
     A transformer whose ``on_visit`` answers ``node in on_paths_to(...)`` rebuilds only

@@ -8,8 +8,8 @@ themselves are the keys: libcst nodes hash and compare by identity
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import libcst as cst
 

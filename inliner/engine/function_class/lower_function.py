@@ -10,15 +10,24 @@ is left untouched.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import libcst as cst
 
-from inliner.engine.analysis.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
+from inliner.engine.analysis.ctxflow import (
+    CtxUse,
+    always_returns,
+    analyse,
+    definitely_assigned_at_returns,
+)
 from inliner.engine.docstrings import after_docstring
 from inliner.engine.function_class.body_edits import BodyEdits, split_leading
-from inliner.engine.function_class.ctx_record import FALLBACK_CODES, RecordLowering, Resolve
+from inliner.engine.function_class.ctx_record import (
+    FALLBACK_CODES,
+    RecordLowering,
+    Resolve,
+)
 from inliner.engine.function_class.decorators import (
     DecoratorReader,
     DecoratorUse,
@@ -27,6 +36,7 @@ from inliner.engine.function_class.decorators import (
     member_expressions,
 )
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, split_class_body
+from inliner.engine.function_class.setup_context import join_setup_context
 from inliner.engine.model import CustomVJP, KeptClass, Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
 
@@ -103,7 +113,7 @@ def lower_function_class(
         used = names_in(func) & {"super", "__class__"}
         if used:
             # both need the class cell of a method; a module-level function has none
-            raise Refuse("INL105", f"class {name}: `{member}` uses `{sorted(used)[0]}`", func)
+            raise Refuse("INL105", f"class {name}: `{member}` uses `{min(used)}`", func)
         members[member] = _classmethod_as_static(func, qualified, name, class_alias)
 
     forward = members.get("forward")
@@ -1118,52 +1128,12 @@ def _end_state(body: tuple[cst.BaseStatement, ...], defines: dict[cst.CSTNode, s
     return definitely_assigned_at_returns(probe, defines).get(marker, frozenset())
 
 
-_STRUCTURAL_METHODS = {"size", "dim", "numel", "stride", "is_contiguous", "is_floating_point", "get_device"}
-_STRUCTURAL_FUNCTIONS = {"len", "isinstance", "tuple", "list", "int", "float", "bool"}
-
-
-class _Structural(cst.CSTVisitor):
-    """Does an expression only pick values apart (no tensor computation)?"""
-
-    def __init__(self) -> None:
-        self.ok = True
-
-    def visit_BinaryOperation(self, node) -> bool:
-        self.ok = False
-        return False
-
-    def visit_UnaryOperation(self, node) -> bool:
-        self.ok = False
-        return False
-
-    def visit_Comparison(self, node) -> bool:
-        self.ok = False
-        return False
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _STRUCTURAL_METHODS:
-            return True
-        if isinstance(func, cst.Attribute) and func.attr.value in (*_CTX_CALLS, "save_for_backward", "save_for_forward"):
-            return True
-        if isinstance(func, cst.Name) and func.value in _STRUCTURAL_FUNCTIONS:
-            return True
-        self.ok = False
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        self.ok = False
-        return False
-
-
 class _SetupContextLowering:
     """``forward(*inputs)`` + ``setup_context(ctx, inputs, output)`` + ``backward(ctx, *grads)``.
 
-    The two halves are joined into one combined-style forward (forward's body, then
-    ``output = <returned value>``, then setup_context's body) and lowered like any
-    combined forward; ``fill_defaults`` keeps torch's binding of defaults for this style.
-    setup_context must only pick values apart: the carrier runs it once, with the
-    tensors forward saw, and re-binds inputs/outputs per transform level by position.
+    The two halves are joined into one combined-style forward (``setup_context.py``) and
+    lowered like any combined forward; ``fill_defaults`` keeps torch's binding of
+    defaults for this style.
     """
 
     def __init__(self, name: str, forward: cst.FunctionDef, setup: cst.FunctionDef, backward: cst.FunctionDef) -> None:
@@ -1177,122 +1147,11 @@ class _SetupContextLowering:
         self.joined: cst.FunctionDef | None = None  # forward and setup_context as one, once joined
 
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
-        name = self.name
-        params = self.forward.params
-        # Keyword-only parameters are not inputs (setup_context never sees them) and the
-        # carrier has forward's signature, so torch binds them as for the original
-        # (docs/semantics.md §14: torch 2.13 rejects any, 2.9 accepts them omitted).
-        if params.star_kwarg is not None or params.posonly_params:
-            raise Refuse("INL109", f"class {name}: a setup_context forward with ** or positional-only parameters", self.forward)
-        setup_params = [p.name.value for p in self.setup.params.params]
-        if len(setup_params) != 3 or isinstance(self.setup.params.star_arg, cst.Param) or self.setup.params.kwonly_params:
-            raise Refuse("INL109", f"class {name}: setup_context must take (ctx, inputs, output)", self.setup)
-        ctx, inputs_name, output_name = setup_params
-        forward_facts = analyse(self.forward, None)
-        if forward_facts.has_yield:
-            raise Refuse("INL105", f"class {name}: forward is a generator or coroutine", self.forward)
-        body = self.forward.body
-        assert isinstance(body, cst.IndentedBlock)
-        returns = forward_facts.returns
-        last = body.body[-1] if body.body else None
-        if (
-            len(returns) != 1
-            or not isinstance(last, cst.SimpleStatementLine)
-            or len(last.body) != 1
-            or last.body[0] is not returns[0][0]
-        ):
-            raise Refuse("INL105", f"class {name}: a setup_context forward must end in its only return", self.forward)
-        setup_body = self.setup.body
-        assert isinstance(setup_body, cst.IndentedBlock)
-        for stmt in setup_body.body:
-            check = _Structural()
-            stmt.visit(check)
-            if not check.ok:
-                raise Refuse(
-                    "INL110",
-                    f"class {name}: setup_context computes values (flattening could change torch.func higher-order grads)",
-                    stmt,
-                )
-        positional = [p.name.value for p in params.params]
-        forward_names = names_in(self.forward)
-        setup_free = names_in(self.setup) - set(setup_params)
-        stored_in_forward = set(forward_facts.stores) | set(positional) | {p.name.value for p in params.kwonly_params}
-        if isinstance(params.star_arg, cst.Param):
-            stored_in_forward.add(params.star_arg.name.value)
-        clash = setup_free & stored_in_forward - _stored_names(self.setup)
-        if clash:
-            raise Refuse("INL105", f"class {name}: setup_context reads `{sorted(clash)[0]}`, which forward also binds", self.setup)
-
-        taken = forward_names | names_in(self.setup) | names_in(self.backward)
-        mapping = {}
-        ctx_name = ctx if ctx not in forward_names else fresh(ctx, taken)
-        if ctx_name != ctx:
-            mapping[ctx] = ctx_name
-        input_elements = [cst.Element(cst.Name(p)) for p in positional]
-        if isinstance(params.star_arg, cst.Param):
-            input_elements.append(cst.StarredElement(cst.Name(params.star_arg.name.value)))
-        rebinds_params = any(p in forward_facts.stores for p in positional)
-        in_var = inputs_name if inputs_name not in forward_names else fresh(inputs_name, taken)
-        if in_var != inputs_name:
-            mapping[inputs_name] = in_var
-        out_var = output_name
-        renamed_setup = rename(setup_body, mapping) if mapping else setup_body
-        if not rebinds_params and not isinstance(params.star_arg, cst.Param):
-            # `x, scale = inputs` re-binds forward's own parameters to themselves: drop it.
-            kept = [st for st in renamed_setup.body if _unpacked_names(st, in_var) != positional]
-            renamed_setup = renamed_setup.with_changes(body=kept)
-        inputs_stmt = cst.SimpleStatementLine(
-            [cst.Assign([cst.AssignTarget(cst.Name(in_var))], cst.Tuple(input_elements))]
-        )
-        value = returns[0][0].value or cst.Name("None")
-        output_stmt = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(out_var))], value)])
-        head = list(body.body[:-1])
-        uses_inputs = in_var in names_in(renamed_setup)
-        new_body: list[cst.BaseStatement] = []
-        if uses_inputs and rebinds_params:
-            new_body.append(inputs_stmt)
-        new_body.extend(head)
-        new_body.append(output_stmt)
-        if uses_inputs and not rebinds_params:
-            new_body.append(inputs_stmt)
-        new_body.extend(renamed_setup.body)
-        new_body.append(cst.SimpleStatementLine([cst.Return(cst.Name(out_var))]))
-        combined = self.forward.with_changes(
-            params=params.with_changes(params=[cst.Param(cst.Name(ctx_name)), *params.params]),
-            body=body.with_changes(body=new_body),
-        )
-        output_items = next(
-            (
-                (out_var, names)
-                for st in renamed_setup.body
-                if (names := _unpacked_names(st, out_var)) is not None
-            ),
-            None,
-        )
-        self.joined = combined
-        combined_lowering = _CombinedLowering(name, combined, self.backward, output_items)
-        combined_lowering.jvp, combined_lowering.jvp_name = self.jvp, self.jvp_name
-        fwd_def, bwd_def, spec = combined_lowering.lower(fwd_name, bwd_name)
-        self.extra = combined_lowering.extra
+        joined = join_setup_context(self.name, self.forward, self.setup, self.backward)
+        self.joined = joined.func
+        combined = _CombinedLowering(self.name, joined.func, self.backward, joined.output_items)
+        combined.jvp, combined.jvp_name = self.jvp, self.jvp_name
+        fwd_def, bwd_def, spec = combined.lower(fwd_name, bwd_name)
+        self.extra = combined.extra
         spec.fill_defaults = True
         return fwd_def, bwd_def, spec
-
-
-def _unpacked_names(stmt: cst.BaseStatement, source: str) -> list[str] | None:
-    """``a, b = source`` at top level -> ["a", "b"]."""
-    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
-        return None
-    small = stmt.body[0]
-    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
-        return None
-    if not (isinstance(small.value, cst.Name) and small.value.value == source):
-        return None
-    target = small.targets[0].target
-    if not isinstance(target, (cst.Tuple, cst.List)):
-        return None
-    names = [el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else "" for el in target.elements]
-    return names if all(names) else None
-
-
-def _stored_names(func: cst.FunctionDef) -> set[str]:
-    return set(analyse(func, None).stores)

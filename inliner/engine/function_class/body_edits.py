@@ -104,7 +104,7 @@ class _BodyRewriter(cst.CSTTransformer):
                 carried.extend(line for line in apart if line.comment is not None)
                 continue
             if carried:
-                stmt = stmt.with_changes(leading_lines=(*carried, *stmt.leading_lines))
+                stmt = stmt.with_changes(leading_lines=(*carried, *stmt.leading_lines))  # type: ignore[attr-defined]
                 carried = []
             body.append(stmt)
         if not body:

@@ -36,7 +36,11 @@ from inliner.engine.function_class.decorators import (
     check_evaluation_order,
     member_expressions,
 )
-from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, split_class_body
+from inliner.engine.function_class.kept_class import (
+    AUTOGRAD_MEMBERS,
+    ClassBody,
+    split_class_body,
+)
 from inliner.engine.function_class.lower_backward import Reader, lower_reader, read_ctx
 from inliner.engine.function_class.residual import RESERVED_ATTRS, Residual, name_tuple
 from inliner.engine.function_class.setup_context import join_setup_context
@@ -62,6 +66,49 @@ class Inherited:
     symbolic_base: str | None  # the direct base, if some base defines ``symbolic``
 
 
+@dataclass
+class _ClassPlan:
+    """One Function class as the lowering reads it: its members (its bases' included) and what stays."""
+
+    cls: cst.ClassDef
+    body: ClassBody
+    members: dict[str, cst.FunctionDef]  # classmethods made static
+    forward: cst.FunctionDef
+    backward: cst.FunctionDef  # or vjp
+    generate_vmap_rule: cst.BaseExpression | None
+    keep: bool  # a plain class stays beside the flat functions
+    inherited: Inherited | None
+    forward_uses: tuple[DecoratorUse, ...] = ()  # the decorators the carriers replay
+    backward_uses: tuple[DecoratorUse, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.cls.name.value
+
+    @property
+    def decorator_uses(self) -> tuple[DecoratorUse, ...]:
+        return (*self.forward_uses, *self.backward_uses)
+
+
+@dataclass
+class _FlatNames:
+    """Names of the emitted functions: ``<class in snake_case>_<role>``, fresh in the module."""
+
+    base: str
+    taken: set[str]
+
+    def fresh(self, role: str) -> str:
+        return fresh(f"{self.base}_{role}", self.taken)
+
+
+@dataclass
+class _Lowered:
+    fwd: cst.FunctionDef
+    bwd: cst.FunctionDef
+    spec: VJPSpec
+    extra: list[cst.FunctionDef]  # jvp and vmap, when the class defines them
+
+
 def lower_function_class(
     cls: cst.ClassDef,
     *,
@@ -82,6 +129,33 @@ def lower_function_class(
     run (a classmethod member's ``cls`` is renamed to it); ``inherited`` are the members
     of its flattened bases, for a subclass in the same module.
     """
+    plan = _read_class(cls, qualified, class_alias, inherited, keep=keep)
+    _read_decorators(plan, decorators)
+    names = _FlatNames(snake_case(plan.name), taken)
+    fwd_name = names.fresh("fwd")
+    bwd_name = names.fresh("bwd")
+    lowered = _lower_ctx(plan, fwd_name, bwd_name, names, resolve, record_name)
+    _record_class_facts(plan, lowered.spec)
+    kept = _kept_class(plan, lowered)
+    vmap = plan.members.get("vmap")
+    if vmap is not None:
+        lowered.spec.vmap = names.fresh("vmap")
+        lowered.extra.append(vmap.with_changes(name=cst.Name(lowered.spec.vmap), decorators=()))
+    return CustomVJP(
+        name=plan.name,
+        fwd=lowered.fwd,
+        bwd=lowered.bwd,
+        spec=lowered.spec,
+        extra=lowered.extra,
+        leading_lines=tuple(cls.leading_lines),
+        kept=kept,
+    )
+
+
+def _read_class(
+    cls: cst.ClassDef, qualified: QualifiedNames, class_alias: str | None, inherited: Inherited | None, *, keep: bool
+) -> _ClassPlan:
+    """The class's members, classmethods made static; refuses a class the flat functions cannot stand for."""
     name = cls.name.value
     if cls.keywords:
         raise Refuse("INL105", f"class {name} passes keywords (a metaclass?) to its bases", cls)
@@ -90,7 +164,6 @@ def lower_function_class(
 
     body = split_class_body(cls, is_classmethod=lambda expr: "builtins.classmethod" in qualified(expr))
     members = {**(inherited.members if inherited else {}), **body.members}
-    docstring = body.docstring
     generate_vmap_rule = body.generate_vmap_rule
     if generate_vmap_rule is None and inherited is not None:
         generate_vmap_rule = inherited.generate_vmap_rule
@@ -103,6 +176,13 @@ def lower_function_class(
             raise Refuse("INL105", f"class {name}: `{member}` uses `{min(used)}`", func)
         members[member] = _classmethod_as_static(func, qualified, name, class_alias)
 
+    forward, backward = _forward_and_backward(cls, members)
+    return _ClassPlan(cls, body, members, forward, backward, generate_vmap_rule, keep, inherited)
+
+
+def _forward_and_backward(cls: cst.ClassDef, members: dict[str, cst.FunctionDef]) -> tuple[cst.FunctionDef, cst.FunctionDef]:
+    """forward and backward (or vjp): refuses a class missing one, or defining both backward and vjp."""
+    name = cls.name.value
     forward = members.get("forward")
     if forward is None:
         raise Refuse("INL105", f"class {name} has no forward", cls)
@@ -111,77 +191,84 @@ def lower_function_class(
     backward = members.get("backward") or members.get("vjp")
     if backward is None:
         raise Refuse("INL105", f"class {name} has no backward (or vjp)", cls)
+    return forward, backward
 
-    order = _member_order(cls, [*(inherited.members if inherited else ()), *(["generate_vmap_rule"] if generate_vmap_rule is not None else [])])
-    forward_uses, backward_uses = _replayed_decorators(name, members, order, generate_vmap_rule, decorators)
-    _check_replay_place(name, (*forward_uses, *backward_uses), own=body.members, keep=keep)
 
-    base = snake_case(name)
-    fwd_name = fresh(f"{base}_fwd", taken)
-    bwd_name = fresh(f"{base}_bwd", taken)
+def _read_decorators(plan: _ClassPlan, decorators: DecoratorReader) -> None:
+    """The decorators of forward and backward, which the carriers replay; refuses replays that would not be exact."""
+    before = [*(plan.inherited.members if plan.inherited else ())]
+    if plan.generate_vmap_rule is not None:
+        before.append("generate_vmap_rule")
+    order = _member_order(plan.cls, before)
+    plan.forward_uses, plan.backward_uses = _replayed_decorators(
+        plan.name, plan.members, order, plan.generate_vmap_rule, decorators
+    )
+    _check_replay_place(plan.name, plan.decorator_uses, own=plan.body.members, keep=plan.keep)
 
-    if "setup_context" in members:
+
+def _lower_ctx(
+    plan: _ClassPlan, fwd_name: str, bwd_name: str, names: _FlatNames, resolve: Resolve | None, record_name: str
+) -> _Lowered:
+    """ctx as named residuals; where that refuses for a reason a record can carry, ctx as a record."""
+    if "setup_context" in plan.members:
         lowering: _CombinedLowering | _SetupContextLowering = _SetupContextLowering(
-            name, forward, members["setup_context"], backward
+            plan.name, plan.forward, plan.members["setup_context"], plan.backward
         )
     else:
-        lowering = _CombinedLowering(name, forward, backward)
-    jvp = members.get("jvp")
+        lowering = _CombinedLowering(plan.name, plan.forward, plan.backward)
+    jvp = plan.members.get("jvp")
     if jvp is not None:
         lowering.jvp = jvp
-        lowering.jvp_name = fresh(f"{base}_jvp", taken)
+        lowering.jvp_name = names.fresh("jvp")
     try:
         fwd_def, bwd_def, spec = lowering.lower(fwd_name, bwd_name)
-        extra: list[cst.FunctionDef] = list(lowering.extra)
+        return _Lowered(fwd_def, bwd_def, spec, list(lowering.extra))
     except Refuse as refused:
         if refused.refusal.code not in FALLBACK_CODES or resolve is None or lowering.joined is None:
             raise
         record = RecordLowering(
-            name,
+            plan.name,
             lowering.joined,
-            backward,
+            plan.backward,
             jvp,
             record_name,
             resolve,
-            setup_style="setup_context" in members,
-            reason=refused.refusal.reason.removeprefix(f"class {name}: "),
+            setup_style="setup_context" in plan.members,
+            reason=refused.refusal.reason.removeprefix(f"class {plan.name}: "),
         )
         fwd_def, bwd_def, spec, extra = record.lower(fwd_name, bwd_name, lowering.jvp_name)
-        if forward_uses or backward_uses:
+        if plan.decorator_uses:
             raise Refuse(
                 "INL106",
-                f"class {name}: its ctx needs a record ({spec.record_reason}), and decorators are not replayed around a record",
-                (forward_uses or backward_uses)[0].expr,
+                f"class {plan.name}: its ctx needs a record ({spec.record_reason}), and decorators are not replayed around a record",
+                plan.decorator_uses[0].expr,
             ) from None
-    spec.forward_decorators = tuple(use.expr for use in forward_uses)
-    spec.backward_decorators = tuple(use.expr for use in backward_uses)
-    spec.decorators = (*forward_uses, *backward_uses)
-    spec.backward_name = backward.name.value
-    spec.generate_vmap_rule = generate_vmap_rule
-    kept = None
-    if keep:
-        kept = KeptClass(cls.with_changes(body=cls.body.with_changes(body=body.kept)), replace_base=inherited is None)
-        if body.symbolic:
-            spec.symbolic = cst.Name("symbolic")
-        elif inherited is not None and inherited.symbolic_base is not None:
-            spec.symbolic = cst.Attribute(cst.Name(inherited.symbolic_base), cst.Name("symbolic"))
-    elif docstring is not None:
-        fwd_def = _with_docstring(fwd_def, docstring)
+        return _Lowered(fwd_def, bwd_def, spec, extra)
 
-    vmap = members.get("vmap")
-    if vmap is not None:
-        spec.vmap = fresh(f"{base}_vmap", taken)
-        extra.append(vmap.with_changes(name=cst.Name(spec.vmap), decorators=()))
 
-    return CustomVJP(
-        name=name,
-        fwd=fwd_def,
-        bwd=bwd_def,
-        spec=spec,
-        extra=extra,
-        leading_lines=tuple(cls.leading_lines),
-        kept=kept,
-    )
+def _record_class_facts(plan: _ClassPlan, spec: VJPSpec) -> None:
+    """What the carriers take from the class itself rather than from ctx."""
+    spec.forward_decorators = tuple(use.expr for use in plan.forward_uses)
+    spec.backward_decorators = tuple(use.expr for use in plan.backward_uses)
+    spec.decorators = plan.decorator_uses
+    spec.backward_name = plan.backward.name.value
+    spec.generate_vmap_rule = plan.generate_vmap_rule
+
+
+def _kept_class(plan: _ClassPlan, lowered: _Lowered) -> KeptClass | None:
+    """The plain class that stays, if one does (with the symbolic the carriers carry); else
+    the class's docstring moves to fwd."""
+    cls, inherited, spec = plan.cls, plan.inherited, lowered.spec
+    if not plan.keep:
+        if plan.body.docstring is not None:
+            lowered.fwd = _with_docstring(lowered.fwd, plan.body.docstring)
+        return None
+    kept = KeptClass(cls.with_changes(body=cls.body.with_changes(body=plan.body.kept)), replace_base=inherited is None)
+    if plan.body.symbolic:
+        spec.symbolic = cst.Name("symbolic")
+    elif inherited is not None and inherited.symbolic_base is not None:
+        spec.symbolic = cst.Attribute(cst.Name(inherited.symbolic_base), cst.Name("symbolic"))
+    return kept
 
 
 def _member_order(cls: cst.ClassDef, inherited: list[str]) -> list[str]:

@@ -5,6 +5,12 @@ the original ``ctx`` statement, tensors saved with ``save_for_backward`` keep
 that route (version checks, hooks, freeing) and ``ctx.attr`` tensors stay plain
 references. Anything the lowering cannot follow raises ``Refuse`` and the class
 is left untouched.
+
+``lower_function_class`` reads the class into a ``_ClassPlan`` (members, decorators
+to replay), then lowers ctx: as named residuals (``_CombinedLowering``, whose phases
+fill a ``_ForwardPlan``; backward and jvp follow in ``lower_backward.py``; a
+setup_context class is first joined into one forward by ``setup_context.py``), or,
+where that refuses for a reason a record can carry, as a ctx record (``ctx_record.py``).
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ from inliner.engine.names import fresh, names_in, rename, snake_case
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
+# the ctx methods forward may call: the carriers replay them
 _CTX_CALLS = {"save_for_backward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads"}
 
 
@@ -414,16 +421,6 @@ def _with_docstring(func: cst.FunctionDef, docstring: cst.SimpleStatementLine) -
     body = func.body
     assert isinstance(body, cst.IndentedBlock)
     return func.with_changes(body=body.with_changes(body=(docstring.with_changes(leading_lines=()), *body.body)))
-
-
-def _parenthesised(expr: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(expr, cst.Tuple) and not expr.lpar:
-        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return expr
-
-
-def _statement(code: str) -> cst.BaseStatement:
-    return cst.parse_statement(code)
 
 
 @dataclass
@@ -910,6 +907,16 @@ def _with_residuals(ret: cst.Return, residuals: cst.Tuple) -> cst.Return:
         value=cst.Tuple([cst.Element(_parenthesised(value)), cst.Element(residuals)], lpar=[], rpar=[]),
         whitespace_after_return=cst.SimpleWhitespace(" "),
     )
+
+
+def _parenthesised(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, cst.Tuple) and not expr.lpar:
+        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
+
+
+def _statement(code: str) -> cst.BaseStatement:
+    return cst.parse_statement(code)
 
 
 def _getattr_defaults(bwd_facts: BodyFacts) -> dict[str, cst.BaseExpression]:

@@ -37,7 +37,6 @@ class BodyFacts:
     #: name -> (position, in a loop, in a nested scope) of each store (assignment, del, for/with/import...)
     stores: dict[str, list[tuple[int, bool, bool]]] = field(default_factory=dict)
     returns: list[tuple[cst.Return, int]] = field(default_factory=list)
-    position_of: dict[int, int] = field(default_factory=dict)  # id(node) -> visit order
     has_yield: bool = False
 
 
@@ -75,7 +74,6 @@ class _Walker(cst.CSTVisitor):
     # -- bookkeeping -------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.counter += 1
-        self.facts.position_of[id(node)] = self.counter
         self.stack.append(node)
         kind = type(node)  # libcst's node classes are final: `is` says what isinstance would, faster
         if kind is cst.Name:

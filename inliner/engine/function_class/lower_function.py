@@ -491,6 +491,8 @@ class _CombinedLowering:
 
     # -- entry ---------------------------------------------------------------
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
+        """fwd, bwd and the spec (jvp goes to ``extra``). The phases run in this order because
+        it decides which refusal a class gets and the order fresh names are given out."""
         plan = self._plan()
         backward = read_ctx(self.name, self.backward)
         self._check_ctx_calls(plan)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 import libcst as cst
 
@@ -104,14 +105,14 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
 
 
 class _Paths(cst.CSTVisitor):
-    def __init__(self, targets: set[int]) -> None:
+    def __init__(self, targets: AbstractSet[cst.CSTNode]) -> None:
         self.targets = targets
-        self.stack: list[int] = []
-        self.found: set[int] = set()
+        self.stack: list[cst.CSTNode] = []
+        self.found: set[cst.CSTNode] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        self.stack.append(id(node))
-        if id(node) in self.targets:
+        self.stack.append(node)
+        if node in self.targets:
             self.found.update(self.stack)
         return True
 
@@ -119,11 +120,12 @@ class _Paths(cst.CSTVisitor):
         self.stack.pop()
 
 
-def on_paths_to(root: cst.CSTNode, targets: set[int]) -> set[int]:
-    """``id`` of every node of ``root`` that is one of ``targets`` (ids) or holds one.
+def on_paths_to(root: cst.CSTNode, targets: AbstractSet[cst.CSTNode]) -> set[cst.CSTNode]:
+    """Every node of ``root`` that is one of ``targets`` or holds one.
 
-    A transformer whose ``on_visit`` answers ``id(node) in on_paths_to(...)`` rebuilds
-    only those nodes: libcst keeps a subtree it is not asked to visit as it is.
+    A transformer whose ``on_visit`` answers ``node in on_paths_to(...)`` rebuilds only
+    those nodes: libcst keeps a subtree it is not asked to visit as it is. Nodes are
+    their own keys: libcst nodes hash and compare by identity (``CSTNode.__hash__``).
     """
     paths = _Paths(targets)
     walk(root, paths)

@@ -54,6 +54,8 @@ def test_paths_to_targets():
     module = cst.parse_module("def f(x):\n    y = x + 1\n    return y\n")
     function = module.body[0]
     assign = function.body.body[0].body[0]
-    paths = on_paths_to(module, {id(assign.value.left)})
-    assert {id(module), id(function), id(function.body), id(assign), id(assign.value), id(assign.value.left)} <= paths
-    assert id(function.body.body[1]) not in paths and id(assign.targets[0]) not in paths
+    paths = on_paths_to(module, {assign.value.left})
+    assert {module, function, function.body, assign, assign.value, assign.value.left} <= paths
+    assert function.body.body[1] not in paths and assign.targets[0] not in paths
+    # nodes are keys by identity: an equal copy is not a node of the tree
+    assert not on_paths_to(module, {assign.value.left.deep_clone()})

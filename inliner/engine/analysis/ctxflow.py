@@ -7,7 +7,7 @@ and a Function body does not need it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -38,7 +38,6 @@ class BodyFacts:
     #: name -> (position, in a loop, in a nested scope) of each store (assignment, del, for/with/import...)
     stores: dict[str, list[tuple[int, bool, bool]]] = field(default_factory=dict)
     returns: list[tuple[cst.Return, int]] = field(default_factory=list)
-    position_of: dict[int, int] = field(default_factory=dict)  # id(node) -> visit order
     has_yield: bool = False
 
 
@@ -94,7 +93,6 @@ class _Walker(cst.CSTVisitor):
     # -- bookkeeping -------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.counter += 1
-        self.facts.position_of[id(node)] = self.counter
         self.stack.append(node)
         kind = type(node)  # libcst's node classes are final: `is` says what isinstance would, faster
         if kind is cst.Name:
@@ -274,14 +272,15 @@ def always_returns(stmts: Sequence[cst.BaseStatement | cst.BaseSmallStatement]) 
 
 
 def definitely_assigned_at_returns(
-    body: tuple[cst.BaseStatement, ...], defines: dict[int, set[str]]
-) -> dict[int, frozenset[str]]:
-    """For each top-function ``Return`` (by id) the residuals certainly assigned when it runs.
+    body: tuple[cst.BaseStatement, ...], defines: Mapping[cst.CSTNode, set[str]]
+) -> dict[cst.Return, frozenset[str]]:
+    """For each top-function ``Return`` the residuals certainly assigned when it runs.
 
-    ``defines`` maps id(small statement) -> residual names it assigns. The analysis is
-    conservative: loops may run zero times, try bodies may stop anywhere.
+    ``defines`` maps small statement -> residual names it assigns (nodes are keys by
+    identity). The analysis is conservative: loops may run zero times, try bodies may
+    stop anywhere.
     """
-    at_return: dict[int, frozenset[str]] = {}
+    at_return: dict[cst.Return, frozenset[str]] = {}
 
     def block(stmts, assigned: frozenset[str]) -> frozenset[str]:
         for stmt in stmts:
@@ -294,9 +293,9 @@ def definitely_assigned_at_returns(
     def statement(stmt, assigned: frozenset[str]) -> frozenset[str]:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
-                assigned = assigned | frozenset(defines.get(id(small), ()))
+                assigned = assigned | frozenset(defines.get(small, ()))
                 if isinstance(small, cst.Return):
-                    at_return[id(small)] = assigned
+                    at_return[small] = assigned
             return assigned
         if isinstance(stmt, cst.If):
             a1 = block(suite(stmt.body), assigned)

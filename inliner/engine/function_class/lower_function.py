@@ -5,20 +5,37 @@ the original ``ctx`` statement, tensors saved with ``save_for_backward`` keep
 that route (version checks, hooks, freeing) and ``ctx.attr`` tensors stay plain
 references. Anything the lowering cannot follow raises ``Refuse`` and the class
 is left untouched.
+
+``lower_function_class`` reads the class into a ``_ClassPlan`` (members, decorators
+to replay), then lowers ctx: as named residuals (``_CombinedLowering``, whose phases
+fill a ``_ForwardPlan``; backward and jvp follow in ``lower_backward.py``; a
+setup_context class is first joined into one forward by ``setup_context.py``), or,
+where that refuses for a reason a record can carry, as a ctx record (``ctx_record.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import libcst as cst
 
-from inliner.engine.analysis.ctxflow import CtxUse, always_returns, analyse, definitely_assigned_at_returns
+from inliner.engine.analysis.ctxflow import (
+    BodyFacts,
+    CtxUse,
+    always_returns,
+    analyse,
+    definitely_assigned_at_returns,
+)
 from inliner.engine.codes import Code
 from inliner.engine.docstrings import after_docstring
-from inliner.engine.function_class.ctx_record import FALLBACK_CODES, RecordLowering, Resolve
+from inliner.engine.function_class.body_edits import BodyEdits
+from inliner.engine.function_class.ctx_record import (
+    FALLBACK_CODES,
+    RecordLowering,
+    Resolve,
+)
 from inliner.engine.function_class.decorators import (
     DecoratorReader,
     DecoratorUse,
@@ -26,35 +43,26 @@ from inliner.engine.function_class.decorators import (
     check_evaluation_order,
     member_expressions,
 )
-from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, split_class_body
+from inliner.engine.function_class.kept_class import (
+    AUTOGRAD_MEMBERS,
+    ClassBody,
+    split_class_body,
+)
+from inliner.engine.function_class.lower_backward import Reader, lower_reader, read_ctx
+from inliner.engine.function_class.residual import RESERVED_ATTRS, Residual, name_tuple
+from inliner.engine.function_class.setup_context import join_setup_context
+from inliner.engine.function_class.signature import (
+    first_param,
+    param_names,
+    params_without_first,
+)
 from inliner.engine.model import CustomVJP, KeptClass, Refuse, VJPSpec
-from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
-from inliner.engine.walk import on_paths_to
+from inliner.engine.names import fresh, names_in, rename, snake_case
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
-_RESERVED_ATTRS = {
-    "saved_tensors",
-    "saved_variables",
-    "needs_input_grad",
-    "materialize_grads",
-    "to_save",
-    "dirty_tensors",
-    "non_differentiable",
-    "saved_for_forward",
-    "_dtype",
-    "_fwd_used_autocast",
-}
+# the ctx methods forward may call: the carriers replay them
 _CTX_CALLS = {"save_for_backward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads"}
-
-
-@dataclass
-class _Residual:
-    kind: str  # "saved" | "attr" | "group"
-    attr: str | None
-    fwd_name: str
-    bwd_name: str = ""
-    defined_by: list[int] = field(default_factory=list)  # ids of small statements that assign it
 
 
 @dataclass
@@ -64,6 +72,49 @@ class Inherited:
     members: dict[str, cst.FunctionDef]
     generate_vmap_rule: cst.BaseExpression | None
     symbolic_base: str | None  # the direct base, if some base defines ``symbolic``
+
+
+@dataclass
+class _ClassPlan:
+    """One Function class as the lowering reads it: its members (its bases' included) and what stays."""
+
+    cls: cst.ClassDef
+    body: ClassBody
+    members: dict[str, cst.FunctionDef]  # classmethods made static
+    forward: cst.FunctionDef
+    backward: cst.FunctionDef  # or vjp
+    generate_vmap_rule: cst.BaseExpression | None
+    keep: bool  # a plain class stays beside the flat functions
+    inherited: Inherited | None
+    forward_uses: tuple[DecoratorUse, ...] = ()  # the decorators the carriers replay
+    backward_uses: tuple[DecoratorUse, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.cls.name.value
+
+    @property
+    def decorator_uses(self) -> tuple[DecoratorUse, ...]:
+        return (*self.forward_uses, *self.backward_uses)
+
+
+@dataclass
+class _FlatNames:
+    """Names of the emitted functions: ``<class in snake_case>_<role>``, fresh in the module."""
+
+    base: str
+    taken: set[str]
+
+    def fresh(self, role: str) -> str:
+        return fresh(f"{self.base}_{role}", self.taken)
+
+
+@dataclass
+class _Lowered:
+    fwd: cst.FunctionDef
+    bwd: cst.FunctionDef
+    spec: VJPSpec
+    extra: list[cst.FunctionDef]  # jvp and vmap, when the class defines them
 
 
 def lower_function_class(
@@ -86,6 +137,33 @@ def lower_function_class(
     run (a classmethod member's ``cls`` is renamed to it); ``inherited`` are the members
     of its flattened bases, for a subclass in the same module.
     """
+    plan = _read_class(cls, qualified, class_alias, inherited, keep=keep)
+    _read_decorators(plan, decorators)
+    names = _FlatNames(snake_case(plan.name), taken)
+    fwd_name = names.fresh("fwd")
+    bwd_name = names.fresh("bwd")
+    lowered = _lower_ctx(plan, fwd_name, bwd_name, names, resolve, record_name)
+    _record_class_facts(plan, lowered.spec)
+    kept = _kept_class(plan, lowered)
+    vmap = plan.members.get("vmap")
+    if vmap is not None:
+        lowered.spec.vmap = names.fresh("vmap")
+        lowered.extra.append(vmap.with_changes(name=cst.Name(lowered.spec.vmap), decorators=()))
+    return CustomVJP(
+        name=plan.name,
+        fwd=lowered.fwd,
+        bwd=lowered.bwd,
+        spec=lowered.spec,
+        extra=lowered.extra,
+        leading_lines=tuple(cls.leading_lines),
+        kept=kept,
+    )
+
+
+def _read_class(
+    cls: cst.ClassDef, qualified: QualifiedNames, class_alias: str | None, inherited: Inherited | None, *, keep: bool
+) -> _ClassPlan:
+    """The class's members, classmethods made static; refuses a class the flat functions cannot stand for."""
     name = cls.name.value
     if cls.keywords:
         raise Refuse(Code.CLASS_SHAPE, "passes keywords (a metaclass?) to its bases", cls)
@@ -94,7 +172,6 @@ def lower_function_class(
 
     body = split_class_body(cls, is_classmethod=lambda expr: "builtins.classmethod" in qualified(expr))
     members = {**(inherited.members if inherited else {}), **body.members}
-    docstring = body.docstring
     generate_vmap_rule = body.generate_vmap_rule
     if generate_vmap_rule is None and inherited is not None:
         generate_vmap_rule = inherited.generate_vmap_rule
@@ -104,9 +181,15 @@ def lower_function_class(
         used = names_in(func) & {"super", "__class__"}
         if used:
             # both need the class cell of a method; a module-level function has none
-            raise Refuse(Code.CLASS_SHAPE, f"`{member}` uses `{sorted(used)[0]}`", func)
+            raise Refuse(Code.CLASS_SHAPE, f"`{member}` uses `{min(used)}`", func)
         members[member] = _classmethod_as_static(func, qualified, name, class_alias)
 
+    forward, backward = _forward_and_backward(cls, members)
+    return _ClassPlan(cls, body, members, forward, backward, generate_vmap_rule, keep, inherited)
+
+
+def _forward_and_backward(cls: cst.ClassDef, members: dict[str, cst.FunctionDef]) -> tuple[cst.FunctionDef, cst.FunctionDef]:
+    """forward and backward (or vjp): refuses a class missing one, or defining both backward and vjp."""
     forward = members.get("forward")
     if forward is None:
         raise Refuse(Code.CLASS_SHAPE, "has no forward", cls)
@@ -115,75 +198,84 @@ def lower_function_class(
     backward = members.get("backward") or members.get("vjp")
     if backward is None:
         raise Refuse(Code.CLASS_SHAPE, "has no backward (or vjp)", cls)
+    return forward, backward
 
-    order = _member_order(cls, [*(inherited.members if inherited else ()), *(["generate_vmap_rule"] if generate_vmap_rule is not None else [])])
-    forward_uses, backward_uses = _replayed_decorators(name, members, order, generate_vmap_rule, decorators)
-    _check_replay_place(name, (*forward_uses, *backward_uses), own=body.members, keep=keep)
 
-    base = snake_case(name)
-    fwd_name = fresh(f"{base}_fwd", taken)
-    bwd_name = fresh(f"{base}_bwd", taken)
+def _read_decorators(plan: _ClassPlan, decorators: DecoratorReader) -> None:
+    """The decorators of forward and backward, which the carriers replay; refuses replays that would not be exact."""
+    before = [*(plan.inherited.members if plan.inherited else ())]
+    if plan.generate_vmap_rule is not None:
+        before.append("generate_vmap_rule")
+    order = _member_order(plan.cls, before)
+    plan.forward_uses, plan.backward_uses = _replayed_decorators(
+        plan.name, plan.members, order, plan.generate_vmap_rule, decorators
+    )
+    _check_replay_place(plan.name, plan.decorator_uses, own=plan.body.members, keep=plan.keep)
 
-    if "setup_context" in members:
-        lowering = _SetupContextLowering(name, forward, members["setup_context"], backward)
+
+def _lower_ctx(
+    plan: _ClassPlan, fwd_name: str, bwd_name: str, names: _FlatNames, resolve: Resolve | None, record_name: str
+) -> _Lowered:
+    """ctx as named residuals; where that refuses for a reason a record can carry, ctx as a record."""
+    if "setup_context" in plan.members:
+        lowering: _CombinedLowering | _SetupContextLowering = _SetupContextLowering(
+            plan.name, plan.forward, plan.members["setup_context"], plan.backward
+        )
     else:
-        lowering = _CombinedLowering(name, forward, backward)
-    jvp = members.get("jvp")
+        lowering = _CombinedLowering(plan.name, plan.forward, plan.backward)
+    jvp = plan.members.get("jvp")
     if jvp is not None:
         lowering.jvp = jvp
-        lowering.jvp_name = fresh(f"{base}_jvp", taken)
+        lowering.jvp_name = names.fresh("jvp")
     try:
         fwd_def, bwd_def, spec = lowering.lower(fwd_name, bwd_name)
-        extra: list[cst.FunctionDef] = list(lowering.extra)
+        return _Lowered(fwd_def, bwd_def, spec, list(lowering.extra))
     except Refuse as refused:
         if refused.refusal.code not in FALLBACK_CODES or resolve is None or lowering.joined is None:
             raise
         record = RecordLowering(
-            name,
+            plan.name,
             lowering.joined,
-            backward,
+            plan.backward,
             jvp,
             record_name,
             resolve,
-            setup_style="setup_context" in members,
+            setup_style="setup_context" in plan.members,
             reason=refused.refusal.reason.removeprefix(""),
         )
         fwd_def, bwd_def, spec, extra = record.lower(fwd_name, bwd_name, lowering.jvp_name)
-        if forward_uses or backward_uses:
+        if plan.decorator_uses:
             raise Refuse(
                 Code.DECORATOR,
                 f"its ctx needs a record ({spec.record_reason}), and decorators are not replayed around a record",
-                (forward_uses or backward_uses)[0].expr,
+                plan.decorator_uses[0].expr,
             ) from None
-    spec.forward_decorators = tuple(use.expr for use in forward_uses)
-    spec.backward_decorators = tuple(use.expr for use in backward_uses)
-    spec.decorators = (*forward_uses, *backward_uses)
-    spec.backward_name = backward.name.value
-    spec.generate_vmap_rule = generate_vmap_rule
-    kept = None
-    if keep:
-        kept = KeptClass(cls.with_changes(body=cls.body.with_changes(body=body.kept)), replace_base=inherited is None)
-        if body.symbolic:
-            spec.symbolic = cst.Name("symbolic")
-        elif inherited is not None and inherited.symbolic_base is not None:
-            spec.symbolic = cst.Attribute(cst.Name(inherited.symbolic_base), cst.Name("symbolic"))
-    elif docstring is not None:
-        fwd_def = _with_docstring(fwd_def, docstring)
+        return _Lowered(fwd_def, bwd_def, spec, extra)
 
-    vmap = members.get("vmap")
-    if vmap is not None:
-        spec.vmap = fresh(f"{base}_vmap", taken)
-        extra.append(vmap.with_changes(name=cst.Name(spec.vmap), decorators=()))
 
-    return CustomVJP(
-        name=name,
-        fwd=fwd_def,
-        bwd=bwd_def,
-        spec=spec,
-        extra=extra,
-        leading_lines=tuple(cls.leading_lines),
-        kept=kept,
-    )
+def _record_class_facts(plan: _ClassPlan, spec: VJPSpec) -> None:
+    """What the carriers take from the class itself rather than from ctx."""
+    spec.forward_decorators = tuple(use.expr for use in plan.forward_uses)
+    spec.backward_decorators = tuple(use.expr for use in plan.backward_uses)
+    spec.decorators = plan.decorator_uses
+    spec.backward_name = plan.backward.name.value
+    spec.generate_vmap_rule = plan.generate_vmap_rule
+
+
+def _kept_class(plan: _ClassPlan, lowered: _Lowered) -> KeptClass | None:
+    """The plain class that stays, if one does (with the symbolic the carriers carry); else
+    the class's docstring moves to fwd."""
+    cls, inherited, spec = plan.cls, plan.inherited, lowered.spec
+    if not plan.keep:
+        if plan.body.docstring is not None:
+            lowered.fwd = _with_docstring(lowered.fwd, plan.body.docstring)
+        return None
+    kept = KeptClass(cls.with_changes(body=cls.body.with_changes(body=plan.body.kept)), replace_base=inherited is None)
+    if plan.body.symbolic:
+        spec.symbolic = cst.Name("symbolic")
+    elif inherited is not None and inherited.symbolic_base is not None:
+        spec.symbolic = cst.Attribute(cst.Name(inherited.symbolic_base), cst.Name("symbolic"))
+    return kept
 
 
 def _member_order(cls: cst.ClassDef, inherited: list[str]) -> list[str]:
@@ -282,7 +374,7 @@ def _ctx_attributes_set(forward: cst.FunctionDef) -> set[str]:
             self.visit_AssignTarget(cst.AssignTarget(node.target))
 
     forward.body.visit(Visitor())
-    return found - _RESERVED_ATTRS
+    return found - RESERVED_ATTRS
 
 
 def _targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -306,7 +398,7 @@ def _classmethod_as_static(
         cls_param = params[0].name.value
         static = decorator.with_changes(decorator=cst.Name("staticmethod"))
         decorators = [*func.decorators[:i], static, *func.decorators[i + 1 :]]
-        func = func.with_changes(decorators=decorators, params=_params_without_first(func.params))
+        func = func.with_changes(decorators=decorators, params=params_without_first(func.params))
         if cls_param in names_in(func):
             func = _rename_cls(func, cls_param, cls_name, class_alias)
         return func
@@ -320,7 +412,7 @@ def _rename_cls(func: cst.FunctionDef, cls_param: str, cls_name: str, class_alia
             Code.CLASS_SHAPE, f"`{role}` uses `{cls_param}`, and no name certainly means the class where it runs", func
         )
     stores = analyse(func, None).stores
-    if cls_param in stores or class_alias in stores or class_alias in _param_names(func.params):
+    if cls_param in stores or class_alias in stores or class_alias in param_names(func.params):
         raise Refuse(Code.CLASS_SHAPE, f"`{role}` rebinds `{cls_param}` or `{class_alias}`", func)
     return rename(func, {cls_param: class_alias})
 
@@ -331,122 +423,49 @@ def _with_docstring(func: cst.FunctionDef, docstring: cst.SimpleStatementLine) -
     return func.with_changes(body=body.with_changes(body=(docstring.with_changes(leading_lines=()), *body.body)))
 
 
-def _params_without_first(params: cst.Parameters) -> cst.Parameters:
-    if params.posonly_params:
-        return params.with_changes(posonly_params=params.posonly_params[1:])
-    return params.with_changes(params=params.params[1:])
+@dataclass
+class _CtxUses:
+    """forward's uses of ctx, by what they do."""
+
+    saves: list[CtxUse]  # ctx.save_for_backward(...)
+    forward_saves: list[CtxUse]  # ctx.save_for_forward(...), read back by jvp
+    sets: list[CtxUse]  # ctx.attr = value
+    reads: list[CtxUse]  # ctx.attr
+    calls: list[CtxUse]  # any other ctx method: mark_dirty, mark_non_differentiable, ...
+
+    @classmethod
+    def of(cls, facts: BodyFacts) -> _CtxUses:
+        uses = facts.ctx_uses
+        saves = ("save_for_backward", "save_for_forward")
+        return cls(
+            saves=[u for u in uses if u.kind == "call" and u.attr == "save_for_backward"],
+            forward_saves=[u for u in uses if u.kind == "call" and u.attr == "save_for_forward"],
+            sets=[u for u in uses if u.kind == "set"],
+            reads=[u for u in uses if u.kind == "read"],
+            calls=[u for u in uses if u.kind == "call" and u.attr not in saves],
+        )
 
 
-def _first_param(func: cst.FunctionDef, cls_name: str) -> str:
-    params = func.params.posonly_params or func.params.params
-    if not params:
-        raise Refuse(Code.SIGNATURE, f"`{func.name.value}` takes no ctx parameter", func)
-    return params[0].name.value
+@dataclass
+class _ForwardPlan:
+    """What the forward half decides, phase by phase; bwd and jvp then read its residuals."""
 
-
-def _param_names(params: cst.Parameters) -> list[str]:
-    out = [p.name.value for p in (*params.posonly_params, *params.params)]
-    if isinstance(params.star_arg, cst.Param):
-        out.append(params.star_arg.name.value)
-    out.extend(p.name.value for p in params.kwonly_params)
-    if params.star_kwarg is not None:
-        out.append(params.star_kwarg.name.value)
-    return out
-
-
-def _tuple(names: list[str]) -> cst.Tuple:
-    return cst.Tuple([cst.Element(cst.Name(n)) for n in names])
-
-
-def _parenthesised(expr: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(expr, cst.Tuple) and not expr.lpar:
-        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return expr
-
-
-def _statement(code: str) -> cst.BaseStatement:
-    return cst.parse_statement(code)
-
-
-class _NodeReplacer(cst.CSTTransformer):
-    """Replace nodes by identity (the keys are ``id`` of nodes of the original body)."""
-
-    def __init__(self, replacements: dict[int, cst.BaseExpression]) -> None:
-        self.replacements = replacements
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        return self.replacements.get(id(original_node), updated_node)
-
-
-class _BodyRewriter(cst.CSTTransformer):
-    """Apply per-node replacements decided by the analysis, outside nested scopes for returns."""
-
-    def __init__(
-        self,
-        smalls: dict[int, cst.BaseSmallStatement | None],
-        attributes: dict[int, cst.BaseExpression],
-        returns: dict[int, Callable[[cst.Return], cst.Return]],
-    ) -> None:
-        self.smalls = smalls
-        self.attributes = attributes
-        self.returns = returns
-
-        self.emptied: set[int] = set()
-        self.pinned: list[cst.CSTNode] = []
-        self.on_path: set[int] | None = None
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        # Only the nodes on a path to a replacement are rebuilt; the rest is kept as it is.
-        if self.on_path is None:
-            self.on_path = on_paths_to(node, set(self.smalls) | set(self.attributes) | set(self.returns))
-        return id(node) in self.on_path
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        key = id(original_node)
-        if key in self.smalls:
-            replacement = self.smalls[key]
-            if replacement is None:
-                return cst.RemoveFromParent()
-            # A replacement is built from the original statement's parts: the ctx reads
-            # inside them (``ctx.b = ctx.a * 2``) still need their own replacements.
-            return replacement.visit(_NodeReplacer(self.attributes))
-        if key in self.attributes:
-            return self.attributes[key]
-        if key in self.returns:
-            return self.returns[key](updated_node)
-        if isinstance(updated_node, cst.SimpleStatementLine) and not updated_node.body:
-            # Keep the line until its block is rebuilt, so its comments can move on. The
-            # placeholder is pinned: a freed one's id could be reused by a later node.
-            placeholder = updated_node.with_changes(body=[cst.Pass()])
-            self.emptied.add(id(placeholder))
-            self.pinned.append(placeholder)
-            return placeholder
-        if isinstance(updated_node, cst.IndentedBlock):
-            return self._drop_emptied(updated_node)
-        return updated_node
-
-    def _drop_emptied(self, block: cst.IndentedBlock) -> cst.IndentedBlock:
-        if not any(id(s) in self.emptied for s in block.body):
-            return block
-        body: list[cst.BaseStatement] = []
-        carried: list[cst.EmptyLine] = []
-        for stmt in block.body:
-            if id(stmt) in self.emptied:
-                assert isinstance(stmt, cst.SimpleStatementLine)
-                # Its own comments (on the line, or right above it) go with it; a comment
-                # a blank line apart is about what follows, and stays.
-                apart, _ = _split_leading(stmt)
-                carried.extend(line for line in apart if line.comment is not None)
-                continue
-            if carried:
-                stmt = stmt.with_changes(leading_lines=(*carried, *stmt.leading_lines))
-                carried = []
-            body.append(stmt)
-        if not body:
-            body.append(cst.SimpleStatementLine([cst.Pass()], leading_lines=carried))
-            carried = []
-        footer = (*carried, *block.footer)
-        return block.with_changes(body=body, footer=footer)
+    ctx: str
+    facts: BodyFacts
+    uses: _CtxUses
+    params: cst.Parameters  # fwd's: forward's without ctx
+    param_names: list[str]
+    positional: list[str]
+    taken: set[str]  # the names fwd spells, grown by every fresh one
+    spec: VJPSpec = field(default_factory=lambda: VJPSpec(fill_defaults=False))
+    edits: BodyEdits = field(default_factory=BodyEdits)
+    residuals: list[Residual] = field(default_factory=list)
+    attr_residual: dict[str, Residual] = field(default_factory=dict)
+    set_sites: dict[str, list[CtxUse]] = field(default_factory=dict)  # attr -> where forward sets it
+    #: attr -> its default, for attributes backward only reads as getattr(ctx, "attr", <same constant>)
+    defaults_in_bwd: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    initialised: list[cst.BaseStatement] = field(default_factory=list)  # ``attr = <default>`` at fwd's top
+    falls_off: bool = False  # control can reach the end of forward's body
 
 
 class _CombinedLowering:
@@ -466,373 +485,367 @@ class _CombinedLowering:
         self.output_items = output_items
         self.jvp: cst.FunctionDef | None = None  # forward-mode rule, lowered like backward
         self.jvp_name = ""
+        self.jvp_reader: Reader | None = None  # jvp analysed, once forward needs to know what it reads
         self.extra: list[cst.FunctionDef] = []
         self.joined: cst.FunctionDef | None = forward  # the combined-style forward lowered
 
     # -- entry ---------------------------------------------------------------
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
+        """fwd, bwd and the spec (jvp goes to ``extra``). The phases run in this order because
+        it decides which refusal a class gets and the order fresh names are given out."""
+        plan = self._plan()
+        backward = read_ctx(self.name, self.backward)
+        self._check_ctx_calls(plan)
+        self._spell_saved_for_backward(plan, backward)
+        self._spell_saved_for_forward(plan)
+        # Attributes backward only reads as getattr(ctx, "name", <same constant>): a path
+        # that never sets them is equivalent to one that starts them at that constant.
+        plan.defaults_in_bwd = _getattr_defaults(backward.facts)
+        self._spell_attribute_sets(plan)
+        self._drop_unread_attributes(plan, backward)
+        self._replace_forward_reads(plan)
+        self._replay_ctx_calls(plan)
+        self._check_definitely_assigned(plan)
+        fwd_def = self._fwd_function(plan, fwd_name)
+        bwd_def = lower_reader(self.name, bwd_name, backward, plan.residuals, plan.attr_residual, plan.spec)
+        if self.jvp is not None:
+            self.extra.append(self._lower_jvp(plan))
+        return fwd_def, bwd_def, plan.spec
+
+    # -- phases --------------------------------------------------------------
+    def _plan(self) -> _ForwardPlan:
+        """forward analysed, with nothing decided yet; refuses a generator or async forward."""
         name = self.name
-        ctx = _first_param(self.forward, name)
+        ctx = first_param(self.forward, name)
         facts = analyse(self.forward, ctx)
         if facts.has_yield:
             raise Refuse(Code.CLASS_SHAPE, "forward is a generator or coroutine", self.forward)
         if isinstance(self.forward.asynchronous, cst.Asynchronous):
             raise Refuse(Code.CLASS_SHAPE, "forward is async", self.forward)
-        params = _params_without_first(self.forward.params)
-        param_names = _param_names(params)
+        params = params_without_first(self.forward.params)
+        names = param_names(params)
         positional = [p.name.value for p in (*params.posonly_params, *params.params)]
-        fwd_names = names_in(self.forward)
+        taken = set(names_in(self.forward)) | set(names)
+        return _ForwardPlan(ctx, facts, _CtxUses.of(facts), params, names, positional, taken)
 
-        bwd_ctx = _first_param(self.backward, name)
-        bwd_facts = analyse(self.backward, bwd_ctx, "backward")
-        bwd_names = names_in(self.backward)
-
-        spec = VJPSpec(fill_defaults=False)
-        smalls: dict[int, cst.BaseSmallStatement | None] = {}
-        attributes: dict[int, cst.BaseExpression] = {}
-        returns: dict[int, Callable[[cst.Return], cst.Return]] = {}
-
-        saves = [u for u in facts.ctx_uses if u.kind == "call" and u.attr == "save_for_backward"]
-        forward_saves = [u for u in facts.ctx_uses if u.kind == "call" and u.attr == "save_for_forward"]
-        sets = [u for u in facts.ctx_uses if u.kind == "set"]
-        reads = [u for u in facts.ctx_uses if u.kind == "read"]
-        calls = [u for u in facts.ctx_uses if u.kind == "call" and u.attr not in ("save_for_backward", "save_for_forward")]
+    def _check_ctx_calls(self, plan: _ForwardPlan) -> None:
+        """Refuse ctx methods the carriers cannot replay, and save_for_forward with no jvp to read it."""
+        ctx = plan.ctx
+        forward_saves = plan.uses.forward_saves
         if forward_saves and self.jvp is None:
             raise Refuse(Code.CONDITIONAL_SAVE_FOR_FORWARD, "forward calls save_for_forward but defines no jvp", forward_saves[0].node)
-
-        for use in calls:
+        for use in plan.uses.calls:
             if use.attr not in _CTX_CALLS:
                 raise Refuse(Code.CTX_UNSUPPORTED, f"forward calls `{ctx}.{use.attr}`, which the engine cannot replay", use.node)
 
-        fwd_taken = set(fwd_names) | set(param_names)
-        residuals: list[_Residual] = []
-
-        # -- save_for_backward -------------------------------------------------
-        bwd_unpack = self._saved_unpack(bwd_ctx, bwd_facts)
-        flat_saves = self._flat_saves(saves, facts)
+    def _spell_saved_for_backward(self, plan: _ForwardPlan, backward: Reader) -> None:
+        """One residual per saved tensor where the save is flat, else one group residual."""
+        saves = plan.uses.saves
+        flat_saves = _flat_saves(saves, plan.facts)
         if flat_saves is not None:
             use, args = flat_saves
-            preferred = list(bwd_unpack[1]) if bwd_unpack and len(bwd_unpack[1]) == len(args) else []
-            self._spell_saves(use, args, "saved", preferred, facts, param_names, fwd_taken, residuals, smalls)
-            spec.saved_for_backward_idx = tuple(i for i, r in enumerate(residuals) if r.kind == "saved")
+            unpack = backward.unpack
+            preferred = list(unpack[1]) if unpack and len(unpack[1]) == len(args) else []
+            self._spell_saves(plan, use, args, "saved", preferred)
+            plan.spec.saved_for_backward_idx = tuple(i for i, r in enumerate(plan.residuals) if r.kind == "saved")
         elif saves:
-            var = fresh("saved_tensors", fwd_taken)
-            group = _Residual("group", None, var, bwd_name="")
-            for use in saves:
-                call = use.node
-                assert isinstance(call, cst.Call)
-                if any(a.keyword is not None for a in call.args):
-                    raise Refuse(Code.CONDITIONAL_SAVE_FOR_FORWARD, "save_for_backward is called with keywords", call)
-                value = cst.Tuple([cst.Element(a.value) if a.star == "" else cst.StarredElement(a.value) for a in call.args])
-                smalls[id(use.small)] = cst.Assign([cst.AssignTarget(cst.Name(var))], value)
-            residuals.append(group)
-            group.defined_by = []  # initialised at the top of fwd: always assigned
-            spec.saved_tensors_idx = 0
+            self._group_saves(plan, saves)
 
-        # -- save_for_forward (read back by jvp) ------------------------------------
-        if forward_saves:
-            flat_forward = self._flat_saves(forward_saves, facts)
-            if flat_forward is None:
+    def _group_saves(self, plan: _ForwardPlan, saves: list[CtxUse]) -> None:
+        """Saves that are conditional, repeated or starred: each assigns the one group residual."""
+        var = fresh("saved_tensors", plan.taken)
+        group = Residual("group", None, var, bwd_name="")
+        for use in saves:
+            call = use.node
+            assert isinstance(call, cst.Call)
+            if any(a.keyword is not None for a in call.args):
+                raise Refuse(Code.CONDITIONAL_SAVE_FOR_FORWARD, "save_for_backward is called with keywords", call)
+            value = cst.Tuple([cst.Element(a.value) if a.star == "" else cst.StarredElement(a.value) for a in call.args])
+            plan.edits.smalls[_statement_of(use)] = cst.Assign([cst.AssignTarget(cst.Name(var))], value)
+        plan.residuals.append(group)
+        group.defined_by = []  # initialised at the top of fwd: always assigned
+        plan.spec.saved_tensors_idx = 0
+
+    def _spell_saved_for_forward(self, plan: _ForwardPlan) -> None:
+        """One residual per tensor given to save_for_forward (read back by jvp)."""
+        forward_saves = plan.uses.forward_saves
+        if not forward_saves:
+            return
+        flat_forward = _flat_saves(forward_saves, plan.facts)
+        if flat_forward is None:
+            raise Refuse(
+                Code.CONDITIONAL_SAVE_FOR_FORWARD,
+                "save_for_forward is called conditionally, twice, with * or after a return",
+                forward_saves[0].node,
+            )
+        use, args = flat_forward
+        self._spell_saves(plan, use, args, "fsaved", [])
+        plan.spec.saved_for_forward_idx = tuple(i for i, r in enumerate(plan.residuals) if r.kind == "fsaved")
+
+    def _spell_attribute_sets(self, plan: _ForwardPlan) -> None:
+        """``ctx.attr = value`` becomes an assignment to the attribute's residual."""
+        sets = plan.uses.sets
+        for use in sets:
+            plan.set_sites.setdefault(use.attr, []).append(use)
+        for use in sets:
+            if use.attr in RESERVED_ATTRS or use.attr.startswith("__"):
                 raise Refuse(
-                    Code.CONDITIONAL_SAVE_FOR_FORWARD,
-                    "save_for_forward is called conditionally, twice, with * or after a return",
-                    forward_saves[0].node,
+                    Code.CTX_TORCH_ATTRIBUTE, f"forward sets `{plan.ctx}.{use.attr}`, an attribute torch itself uses", use.node
                 )
-            use, args = flat_forward
-            self._spell_saves(use, args, "fsaved", [], facts, param_names, fwd_taken, residuals, smalls)
-            spec.saved_for_forward_idx = tuple(i for i, r in enumerate(residuals) if r.kind == "fsaved")
-
-        # Attributes backward only reads as getattr(ctx, "name", <same constant>): a path
-        # that never sets them is equivalent to one that starts them at that constant.
-        defaults_in_bwd = self._getattr_defaults(bwd_facts)
-
-        # -- ctx.attr = value ----------------------------------------------------
-        attr_residual: dict[str, _Residual] = {}
-        set_sites: dict[str, list[CtxUse]] = {}
-        for use in sets:
-            set_sites.setdefault(use.attr, []).append(use)
-        for use in sets:
-            if use.attr in _RESERVED_ATTRS or use.attr.startswith("__"):
-                raise Refuse(Code.CTX_TORCH_ATTRIBUTE, f"forward sets `{ctx}.{use.attr}`, an attribute torch itself uses", use.node)
         for use in sets:
             assign = use.node
             assert isinstance(assign, cst.Assign)
-            target = assign.targets[0].target
-            if isinstance(target, (cst.Tuple, cst.List)):
-                names_here = []
-                for el in target.elements:
-                    if not (isinstance(el, cst.Element) and isinstance(el.value, cst.Attribute) and isinstance(el.value.value, cst.Name) and el.value.value.value == ctx):
-                        raise Refuse(Code.CTX_UNSUPPORTED, f"a tuple assignment mixes `{ctx}` attributes and other targets", assign)
-                    names_here.append(el.value.attr.value)
-                vars_here = [self._attr_var(a, attr_residual, residuals, fwd_taken, use, reuse=None) for a in names_here]
-                smalls[id(assign)] = assign.with_changes(targets=[cst.AssignTarget(_tuple(vars_here))])
-                continue
-            attr = use.attr
-            value = assign.value
-            reuse = None
-            if (
-                attr not in defaults_in_bwd
-                and len(set_sites[attr]) == 1
-                and isinstance(value, cst.Name)
-                and value.value != ctx
-                and self._reusable(value.value, use, facts, positional_or_param=param_names)
-            ):
-                reuse = value.value
-            var = self._attr_var(attr, attr_residual, residuals, fwd_taken, use, reuse=reuse)
-            if reuse is not None:
-                smalls[id(assign)] = None
+            if isinstance(assign.targets[0].target, (cst.Tuple, cst.List)):
+                self._spell_tuple_set(plan, use, assign)
             else:
-                smalls[id(assign)] = assign.with_changes(targets=[cst.AssignTarget(cst.Name(var))])
+                self._spell_set(plan, use, assign)
 
-        # An attribute backward (and jvp) never read is dead: it stays a local, not a residual,
-        # so paths that skip it need not set it.
-        read_later = {u.attr for u in bwd_facts.ctx_uses if u.kind in ("read", "getattr")}
+    def _spell_tuple_set(self, plan: _ForwardPlan, use: CtxUse, assign: cst.Assign) -> None:
+        """``ctx.a, ctx.b = x, y`` becomes ``a, b = x, y``."""
+        ctx = plan.ctx
+        target = assign.targets[0].target
+        assert isinstance(target, (cst.Tuple, cst.List))
+        names_here = []
+        for el in target.elements:
+            if not (
+                isinstance(el, cst.Element)
+                and isinstance(el.value, cst.Attribute)
+                and isinstance(el.value.value, cst.Name)
+                and el.value.value.value == ctx
+            ):
+                raise Refuse(Code.CTX_UNSUPPORTED, f"a tuple assignment mixes `{ctx}` attributes and other targets", assign)
+            names_here.append(el.value.attr.value)
+        vars_here = [self._attr_var(plan, a, use, reuse=None) for a in names_here]
+        plan.edits.smalls[assign] = assign.with_changes(targets=[cst.AssignTarget(name_tuple(vars_here))])
+
+    def _spell_set(self, plan: _ForwardPlan, use: CtxUse, assign: cst.Assign) -> None:
+        """``ctx.attr = value``: the residual reuses ``value`` where it is a name that stays put."""
+        attr = use.attr
+        value = assign.value
+        reuse = None
+        if (
+            attr not in plan.defaults_in_bwd
+            and len(plan.set_sites[attr]) == 1
+            and isinstance(value, cst.Name)
+            and value.value != plan.ctx
+            and self._reusable(plan, value.value, use)
+        ):
+            reuse = value.value
+        var = self._attr_var(plan, attr, use, reuse=reuse)
+        if reuse is not None:
+            plan.edits.smalls[assign] = None
+        else:
+            plan.edits.smalls[assign] = assign.with_changes(targets=[cst.AssignTarget(cst.Name(var))])
+
+    def _drop_unread_attributes(self, plan: _ForwardPlan, backward: Reader) -> None:
+        """An attribute backward (and jvp) never read is dead: it stays a local, not a residual,
+        so paths that skip it need not set it."""
+        read_later = {u.attr for u in backward.facts.ctx_uses if u.kind in ("read", "getattr")}
         if self.jvp is not None:
-            self.jvp_facts = analyse(self.jvp, _first_param(self.jvp, name), "backward")
-            read_later |= {u.attr for u in self.jvp_facts.ctx_uses if u.kind in ("read", "getattr")}
-        residuals[:] = [r for r in residuals if r.kind != "attr" or r.attr in read_later]
-        read_in_forward = {u.attr for u in reads}
-        dead = [u for u in sets if u.attr not in read_later and u.attr not in read_in_forward]
-        self._drop_dead_sets(dead, smalls, facts, param_names)
+            self.jvp_reader = read_ctx(self.name, self.jvp)
+            read_later |= {u.attr for u in self.jvp_reader.facts.ctx_uses if u.kind in ("read", "getattr")}
+        plan.residuals[:] = [r for r in plan.residuals if r.kind != "attr" or r.attr in read_later]
+        read_in_forward = {u.attr for u in plan.uses.reads}
+        dead = [u for u in plan.uses.sets if u.attr not in read_later and u.attr not in read_in_forward]
+        self._drop_dead_sets(plan, dead)
 
-        for use in reads:
+    def _replace_forward_reads(self, plan: _ForwardPlan) -> None:
+        """``ctx.attr`` read back in forward becomes the residual's name; refuses a read before the set."""
+        ctx = plan.ctx
+        for use in plan.uses.reads:
             if use.attr == "needs_input_grad":
                 raise Refuse(Code.CTX_UNSUPPORTED, f"forward reads `{ctx}.needs_input_grad`", use.node)
-            if use.attr not in attr_residual:
+            if use.attr not in plan.attr_residual:
                 raise Refuse(Code.CTX_UNSUPPORTED, f"forward reads `{ctx}.{use.attr}`, which it never sets", use.node)
-            first_set = min(u.position for u in set_sites[use.attr])
+            first_set = min(u.position for u in plan.set_sites[use.attr])
             if use.position < first_set:
                 raise Refuse(Code.CTX_UNSUPPORTED, f"forward reads `{ctx}.{use.attr}` before setting it", use.node)
-            attributes[id(use.node)] = cst.Name(attr_residual[use.attr].fwd_name)
+            plan.edits.attributes[use.node] = cst.Name(plan.attr_residual[use.attr].fwd_name)
 
-        # -- mark_dirty / mark_non_differentiable / set_materialize_grads -----
-        for use in calls:
+    def _replay_ctx_calls(self, plan: _ForwardPlan) -> None:
+        """mark_dirty / mark_non_differentiable / set_materialize_grads become facts of the spec."""
+        spec = plan.spec
+        for use in plan.uses.calls:
             call = use.node
             assert isinstance(call, cst.Call)
             code = Code.MARKS_UNMATCHED if use.attr.startswith("mark_") else Code.CONDITIONAL_MATERIALIZE_GRADS
             if not use.top_level:
-                raise Refuse(code, f"`{ctx}.{use.attr}` is called conditionally", call)
-            if any(pos < use.position for _, pos in facts.returns):
-                raise Refuse(code, f"forward can return before `{ctx}.{use.attr}`", call)
-            smalls[id(use.small)] = None
+                raise Refuse(code, f"`{plan.ctx}.{use.attr}` is called conditionally", call)
+            if any(pos < use.position for _, pos in plan.facts.returns):
+                raise Refuse(code, f"forward can return before `{plan.ctx}.{use.attr}`", call)
+            plan.edits.smalls[_statement_of(use)] = None
             if use.attr == "set_materialize_grads":
                 spec.materialize_grads = self._materialize_flag(call)
             elif use.attr == "mark_dirty":
-                spec.dirty_idx = spec.dirty_idx + self._dirty(call, positional, facts)
+                spec.dirty_idx = spec.dirty_idx + self._dirty(call, plan.positional, plan.facts)
             else:
-                spec.non_differentiable_idx = spec.non_differentiable_idx + self._nondiff(call, use, facts)
+                spec.non_differentiable_idx = spec.non_differentiable_idx + self._nondiff(call, use, plan.facts)
 
-        # -- definite assignment at every return ------------------------------
+    def _check_definitely_assigned(self, plan: _ForwardPlan) -> None:
+        """Every residual is set on every path that returns, or starts at backward's getattr default."""
         # Keyed by residual, not by name: one name can back two residuals (saved and attr).
-        defines: dict[int, set[str]] = {}
-        for i, r in enumerate(residuals):
+        defines: dict[cst.CSTNode, set[str]] = {}
+        for i, r in enumerate(plan.residuals):
             for d in r.defined_by:
                 defines.setdefault(d, set()).add(f"#{i}")
         body = self.forward.body
         assert isinstance(body, cst.IndentedBlock)
         at_return = definitely_assigned_at_returns(tuple(body.body), defines)
-        needed = {f"#{i}" for i, r in enumerate(residuals) if r.defined_by}
-        falls_off = not always_returns(body.body)
-        end_state = _end_state(tuple(body.body), defines) if falls_off else None
-        states = [at_return.get(id(ret), frozenset()) for ret, _ in facts.returns]
+        needed = {f"#{i}" for i, r in enumerate(plan.residuals) if r.defined_by}
+        plan.falls_off = not always_returns(tuple(body.body))
+        end_state = _end_state(tuple(body.body), defines) if plan.falls_off else None
+        states = [at_return.get(ret, frozenset()) for ret, _ in plan.facts.returns]
         if end_state is not None:
             states.append(end_state)
-        initialised: list[cst.BaseStatement] = []
-        for i, r in enumerate(residuals):
-            key = f"#{i}"
-            if r.kind == "attr" and r.attr in defaults_in_bwd and any(key not in state for state in states):
-                default = defaults_in_bwd[r.attr]
-                initialised.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(r.fwd_name))], default)]))
-                needed.discard(key)
-        for ret, _pos in facts.returns:
-            missing = needed - at_return.get(id(ret), frozenset())
+        needed -= self._initialise_defaults(plan, states)
+        for ret, _pos in plan.facts.returns:
+            missing = needed - at_return.get(ret, frozenset())
             if missing:
                 raise Refuse(
                     Code.CTX_ATTRIBUTE_ON_SOME_PATHS,
-                    f"{self._describe(missing, residuals, ctx)} not set on every path that returns",
+                    f"{_describe(missing, plan.residuals, plan.ctx)} not set on every path that returns",
                     ret,
                 )
         if end_state is not None and needed - end_state:
             raise Refuse(
                 Code.CTX_ATTRIBUTE_ON_SOME_PATHS,
-                f"{self._describe(needed - end_state, residuals, ctx)} not set on every path that returns",
+                f"{_describe(needed - end_state, plan.residuals, plan.ctx)} not set on every path that returns",
                 self.forward,
             )
 
-        residual_tuple = _tuple([r.fwd_name for r in residuals])
+    def _initialise_defaults(self, plan: _ForwardPlan, states: list[frozenset[str]]) -> set[str]:
+        """``attr = <getattr default>`` at fwd's top for the attributes some path leaves unset;
+        their keys, which no longer need setting."""
+        initialised = set()
+        for i, r in enumerate(plan.residuals):
+            key = f"#{i}"
+            if r.kind == "attr" and r.attr in plan.defaults_in_bwd and any(key not in state for state in states):
+                default = plan.defaults_in_bwd[r.attr]
+                plan.initialised.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(r.fwd_name))], default)]))
+                initialised.add(key)
+        return initialised
+
+    def _fwd_function(self, plan: _ForwardPlan, fwd_name: str) -> cst.FunctionDef:
+        """forward with its edits made, returning ``(output, residuals)`` on every path."""
+        residual_tuple = name_tuple([r.fwd_name for r in plan.residuals])
 
         def make_return(ret: cst.Return) -> cst.Return:
-            value = ret.value if ret.value is not None else cst.Name("None")
-            return ret.with_changes(
-                value=cst.Tuple(
-                    [cst.Element(_parenthesised(value)), cst.Element(residual_tuple)], lpar=[], rpar=[]
-                ),
-                whitespace_after_return=cst.SimpleWhitespace(" "),
-            )
+            return _with_residuals(ret, residual_tuple)
 
-        for ret, _pos in facts.returns:
-            returns[id(ret)] = make_return
-
-        new_forward = self.forward.visit(_BodyRewriter(smalls, attributes, returns))
-        assert isinstance(new_forward, cst.FunctionDef)
-        new_body = list(new_forward.body.body)
-        if spec.saved_tensors_idx is not None:
-            new_body.insert(after_docstring(new_body), _statement(f"{residuals[0].fwd_name} = ()\n"))
-        for stmt in reversed(initialised):
+        for ret, _pos in plan.facts.returns:
+            plan.edits.returns[ret] = make_return
+        new_forward = plan.edits.apply(self.forward)
+        new_body: list[cst.BaseStatement] = list(new_forward.body.body)  # type: ignore[arg-type]
+        if plan.spec.saved_tensors_idx is not None:
+            new_body.insert(after_docstring(new_body), _statement(f"{plan.residuals[0].fwd_name} = ()\n"))
+        for stmt in reversed(plan.initialised):
             new_body.insert(after_docstring(new_body), stmt)
-        if falls_off:
+        if plan.falls_off:
             new_body.append(cst.SimpleStatementLine([make_return(cst.Return(None))]))
-        fwd_def = cst.FunctionDef(
+        return cst.FunctionDef(
             name=cst.Name(fwd_name),
-            params=params,
+            params=plan.params,
             body=new_forward.body.with_changes(body=new_body),
             leading_lines=self.forward.leading_lines,
             returns=None,
         )
 
-        bwd_def = self._lower_backward(bwd_name, bwd_ctx, bwd_facts, bwd_names, residuals, attr_residual, bwd_unpack, spec)
-        if self.jvp is not None:
-            self.extra.append(self._lower_jvp(residuals, spec))
-        return fwd_def, bwd_def, spec
-
-    def _lower_jvp(self, residuals: list[_Residual], spec: VJPSpec) -> cst.FunctionDef:
+    def _lower_jvp(self, plan: _ForwardPlan) -> cst.FunctionDef:
         """``jvp(ctx, *tangents)`` -> ``jvp(residuals, *tangents)``; there ``ctx.saved_tensors``
         means what forward gave ``save_for_forward``."""
-        assert self.jvp is not None
-        jvp = self.jvp
-        ctx = _first_param(jvp, self.name)
-        facts = self.jvp_facts  # analysed once, in lower(), to find the attributes jvp reads
-        own = [dataclasses.replace(r, bwd_name="") for r in residuals]
-        attr_residual = {r.attr: r for r in own if r.kind == "attr"}
-        scratch = VJPSpec(saved_for_backward_idx=spec.saved_for_forward_idx)
-        lowered = self._lower_backward(
-            self.jvp_name, ctx, facts, names_in(jvp), own, attr_residual, self._saved_unpack(ctx, facts, jvp), scratch,
-            func=jvp, saved_kind="fsaved",
-        )
+        reader = self.jvp_reader  # analysed once, to find the attributes jvp reads
+        assert reader is not None
+        own = [dataclasses.replace(r, bwd_name="") for r in plan.residuals]
+        attr_residual = {r.attr: r for r in own if r.kind == "attr" and r.attr is not None}
+        scratch = VJPSpec(saved_for_backward_idx=plan.spec.saved_for_forward_idx)
+        lowered = lower_reader(self.name, self.jvp_name, reader, own, attr_residual, scratch, saved_kind="fsaved")
         if scratch.bwd_needs_input_grad:
-            raise Refuse(Code.CTX_UNSUPPORTED, f"jvp reads `{ctx}.needs_input_grad`", jvp)
-        spec.jvp = self.jvp_name
+            raise Refuse(Code.CTX_UNSUPPORTED, f"jvp reads `{reader.ctx}.needs_input_grad`", reader.func)
+        plan.spec.jvp = self.jvp_name
         return lowered
 
     # -- helpers ---------------------------------------------------------------
-    def _drop_dead_sets(self, dead: list[CtxUse], smalls, facts, param_names: list[str]) -> None:
+    def _drop_dead_sets(self, plan: _ForwardPlan, dead: list[CtxUse]) -> None:
         """``ctx.attr = value`` that nothing reads: no local of its own (it would be unused).
 
         The value is still evaluated (it may raise, or do work) unless that certainly
         does nothing: a literal, or a parameter that is bound there. In ``ctx.a, ctx.b =
         x, y`` only the pairs of dead attributes with such values go.
         """
-        by_assign: dict[int, list[CtxUse]] = {}
+        smalls = plan.edits.smalls
+        by_assign: dict[cst.CSTNode, list[CtxUse]] = {}
         for use in dead:
-            by_assign.setdefault(id(use.node), []).append(use)
+            by_assign.setdefault(use.node, []).append(use)
         for uses in by_assign.values():
             assign = uses[0].node
-            replacement = smalls.get(id(assign))
+            replacement = smalls.get(assign)
             if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1) or replacement is None:
                 continue
+            assert isinstance(replacement, cst.Assign)
 
             def inert(value: cst.BaseExpression, use: CtxUse = uses[0]) -> bool:
-                return _inert(value, lambda name: self._bound_parameter(name, use, facts, param_names))
+                return _inert(value, lambda name: self._bound_parameter(plan, name, use))
 
             if isinstance(assign.targets[0].target, cst.Attribute):
-                smalls[id(assign)] = None if inert(assign.value) else cst.Expr(assign.value)
+                smalls[assign] = None if inert(assign.value) else cst.Expr(assign.value)
             else:
-                smalls[id(assign)] = _without_dead_pairs(assign, replacement, {u.attr for u in uses}, inert)
+                smalls[assign] = _without_dead_pairs(assign, replacement, {u.attr for u in uses}, inert)
 
-    def _bound_parameter(self, name: str, use: CtxUse, facts, param_names: list[str]) -> bool:
+    def _bound_parameter(self, plan: _ForwardPlan, name: str, use: CtxUse) -> bool:
         """``name`` is a parameter that nothing can have unbound (``del``) before ``use``."""
-        stores = facts.stores.get(name, [])
-        return name in param_names and not (stores and use.in_loop) and all(p > use.position for p, _, _ in stores)
+        stores = plan.facts.stores.get(name, [])
+        return name in plan.param_names and not (stores and use.in_loop) and all(p > use.position for p, _, _ in stores)
 
-    def _getattr_defaults(self, bwd_facts) -> dict[str, cst.BaseExpression]:
-        """attr -> its default, for attributes backward reads only via ``getattr(ctx, "attr", same constant)``."""
-        found: dict[str, list[cst.BaseExpression]] = {}
-        plain = {u.attr for u in bwd_facts.ctx_uses if u.kind == "read"}
-        for use in bwd_facts.ctx_uses:
-            if use.kind == "getattr":
-                found.setdefault(use.attr, []).append(use.node.args[2].value)
-        out = {}
-        for attr, defaults in found.items():
-            codes = {cst.Module(body=[]).code_for_node(d) for d in defaults}
-            if attr not in plain and len(codes) == 1:
-                out[attr] = defaults[0].deep_clone()
-        return out
-
-    def _spell_saves(self, use, args, kind, preferred, facts, param_names, fwd_taken, residuals, smalls) -> None:
+    def _spell_saves(
+        self, plan: _ForwardPlan, use: CtxUse, args: list[cst.BaseExpression], kind: str, preferred: list[str]
+    ) -> None:
         """Residuals for one unconditional save call: reuse names that stay put, else fresh variables."""
+        small = _statement_of(use)
         fresh_targets: list[tuple[str, cst.BaseExpression]] = []
         for i, arg in enumerate(args):
-            if isinstance(arg, cst.Name) and self._reusable(arg.value, use, facts, positional_or_param=param_names):
-                residuals.append(_Residual(kind, None, arg.value, defined_by=[id(use.small)]))
+            if isinstance(arg, cst.Name) and self._reusable(plan, arg.value, use):
+                plan.residuals.append(Residual(kind, None, arg.value, defined_by=[small]))
                 continue
             wish = preferred[i] if preferred else (arg.value if isinstance(arg, cst.Name) else f"saved_{i}")
-            var = fresh(wish if wish not in fwd_taken else f"{wish}_saved", fwd_taken)
+            var = fresh(wish if wish not in plan.taken else f"{wish}_saved", plan.taken)
             fresh_targets.append((var, arg))
-            residuals.append(_Residual(kind, None, var, defined_by=[id(use.small)]))
+            plan.residuals.append(Residual(kind, None, var, defined_by=[small]))
         if fresh_targets:
-            smalls[id(use.small)] = _assign([v for v, _ in fresh_targets], [e for _, e in fresh_targets])
+            plan.edits.smalls[small] = _assign([v for v, _ in fresh_targets], [e for _, e in fresh_targets])
         else:
-            smalls[id(use.small)] = None
+            plan.edits.smalls[small] = None
 
-    def _describe(self, missing: set[str], residuals: list[_Residual], ctx: str) -> str:
-        parts = []
-        for i, r in enumerate(residuals):
-            if f"#{i}" in missing:
-                parts.append(f"`{ctx}.{r.attr}`" if r.attr else "`save_for_backward`")
-        parts = sorted(set(parts))
-        return ", ".join(parts) + (" is" if len(parts) == 1 else " are")
-
-    def _attr_var(
-        self,
-        attr: str,
-        attr_residual: dict[str, _Residual],
-        residuals: list[_Residual],
-        fwd_taken: set[str],
-        use: CtxUse,
-        reuse: str | None,
-    ) -> str:
-        existing = attr_residual.get(attr)
+    def _attr_var(self, plan: _ForwardPlan, attr: str, use: CtxUse, reuse: str | None) -> str:
+        """The residual of ``ctx.attr`` (made at its first set, named ``reuse`` if given): its name in fwd."""
+        existing = plan.attr_residual.get(attr)
         if existing is not None:
-            existing.defined_by.append(id(use.small))
+            existing.defined_by.append(_statement_of(use))
             return existing.fwd_name
-        var = reuse if reuse is not None else fresh(attr if attr not in fwd_taken else f"{attr}_saved", fwd_taken)
-        residual = _Residual("attr", attr, var, defined_by=[id(use.small)])
-        attr_residual[attr] = residual
-        residuals.append(residual)
+        var = reuse if reuse is not None else fresh(attr if attr not in plan.taken else f"{attr}_saved", plan.taken)
+        residual = Residual("attr", attr, var, defined_by=[_statement_of(use)])
+        plan.attr_residual[attr] = residual
+        plan.residuals.append(residual)
         return var
 
-    def _reusable(self, name: str, use: CtxUse, facts, positional_or_param: list[str]) -> bool:
+    def _reusable(self, plan: _ForwardPlan, name: str, use: CtxUse) -> bool:
         """``name`` keeps, until every return, the value it has at ``use``.
 
         True when every store of the name comes before the use and the use is not in a
         loop (a later iteration could store again before the return).
         """
-        stores = facts.stores.get(name, [])
-        if not stores and name not in positional_or_param:
+        stores = plan.facts.stores.get(name, [])
+        if not stores and name not in plan.param_names:
             return False  # a global: it could be rebound before backward runs
         if use.in_loop:
             return False
         return all(position < use.position and not nested for position, _, nested in stores)
-
-    def _flat_saves(self, saves: list[CtxUse], facts) -> tuple[CtxUse, list[cst.BaseExpression]] | None:
-        """One unconditional save with a fixed argument list: residuals can be spelled one by one."""
-        if len(saves) != 1 or not saves[0].top_level:
-            return None
-        use = saves[0]
-        call = use.node
-        assert isinstance(call, cst.Call)
-        if any(a.star or a.keyword is not None for a in call.args):
-            return None
-        if any(pos < use.position for _, pos in facts.returns):
-            return None
-        return use, [a.value for a in call.args]
 
     def _materialize_flag(self, call: cst.Call) -> bool:
         if len(call.args) == 1 and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in ("True", "False"):
             return call.args[0].value.value == "True"
         raise Refuse(Code.CONDITIONAL_MATERIALIZE_GRADS, "set_materialize_grads takes a value the engine cannot read statically", call)
 
-    def _dirty(self, call: cst.Call, positional: list[str], facts) -> tuple[int, ...]:
+    def _dirty(self, call: cst.Call, positional: list[str], facts: BodyFacts) -> tuple[int, ...]:
         out = []
         for arg in call.args:
             value = arg.value
@@ -843,7 +856,7 @@ class _CombinedLowering:
             out.append(positional.index(value.value))
         return tuple(out)
 
-    def _nondiff(self, call: cst.Call, use: CtxUse, facts) -> tuple[int, ...]:
+    def _nondiff(self, call: cst.Call, use: CtxUse, facts: BodyFacts) -> tuple[int, ...]:
         marked = []
         for arg in call.args:
             value = arg.value
@@ -856,17 +869,17 @@ class _CombinedLowering:
         for ret, pos in facts.returns:
             if pos < use.position:
                 raise Refuse(Code.MARKS_UNMATCHED, "forward returns before mark_non_differentiable", ret)
-            value = ret.value
-            if isinstance(value, cst.Tuple):
-                items = [el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else None for el in value.elements]
-                if any(isinstance(el, cst.StarredElement) for el in value.elements):
+            returned = ret.value
+            if isinstance(returned, cst.Tuple):
+                items = [el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else None for el in returned.elements]
+                if any(isinstance(el, cst.StarredElement) for el in returned.elements):
                     raise Refuse(Code.MARKS_UNMATCHED, "the outputs of forward are starred", ret)
-            elif isinstance(value, cst.Name) and self.output_items and value.value == self.output_items[0]:
+            elif isinstance(returned, cst.Name) and self.output_items and returned.value == self.output_items[0]:
                 items = list(self.output_items[1])
                 if any(len(facts.stores.get(m, [])) != 1 for m in marked):
                     raise Refuse(Code.MARKS_UNMATCHED, "a marked output is rebound after unpacking", call)
-            elif isinstance(value, cst.Name):
-                items = [value.value]
+            elif isinstance(returned, cst.Name):
+                items = [returned.value]
             else:
                 items = []
             try:
@@ -882,221 +895,70 @@ class _CombinedLowering:
             raise Refuse(Code.MARKS_UNMATCHED, "mark_non_differentiable but forward has no return", call)
         return result
 
-    def _saved_unpack(self, ctx: str, facts, func: cst.FunctionDef | None = None) -> tuple[cst.SimpleStatementLine, list[str]] | None:
-        """A top-level ``a, b = ctx.saved_tensors`` that is the only read of saved tensors."""
-        saved_reads = [u for u in facts.ctx_uses if u.kind == "read" and u.attr in ("saved_tensors", "saved_variables")]
-        if len(saved_reads) != 1:
-            return None
-        body = (func or self.backward).body
-        if not isinstance(body, cst.IndentedBlock):
-            return None
-        seen_names: set[str] = set()
-        for stmt in body.body:
-            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-                small = stmt.body[0]
-                if (
-                    isinstance(small, cst.Assign)
-                    and len(small.targets) == 1
-                    and small.value is saved_reads[0].node
-                ):
-                    target = small.targets[0].target
-                    if isinstance(target, (cst.Tuple, cst.List)) and all(
-                        isinstance(el, cst.Element) and isinstance(el.value, cst.Name) for el in target.elements
-                    ):
-                        names = [el.value.value for el in target.elements]  # type: ignore[union-attr]
-                        if len(set(names)) == len(names) and not (set(names) & seen_names) and ctx not in names:
-                            return stmt, names
-                    return None
-            seen_names |= names_in(stmt)
+
+def _statement_of(use: CtxUse) -> cst.BaseSmallStatement:
+    """The small statement of a ctx call or set (ctxflow records one for both)."""
+    assert use.small is not None
+    return use.small
+
+
+def _with_residuals(ret: cst.Return, residuals: cst.Tuple) -> cst.Return:
+    """``return value`` -> ``return value, (residuals)``."""
+    value = ret.value if ret.value is not None else cst.Name("None")
+    return ret.with_changes(
+        value=cst.Tuple([cst.Element(_parenthesised(value)), cst.Element(residuals)], lpar=[], rpar=[]),
+        whitespace_after_return=cst.SimpleWhitespace(" "),
+    )
+
+
+def _parenthesised(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, cst.Tuple) and not expr.lpar:
+        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
+
+
+def _statement(code: str) -> cst.BaseStatement:
+    return cst.parse_statement(code)
+
+
+def _getattr_defaults(bwd_facts: BodyFacts) -> dict[str, cst.BaseExpression]:
+    """attr -> its default, for attributes backward reads only via ``getattr(ctx, "attr", same constant)``."""
+    found: dict[str, list[cst.BaseExpression]] = {}
+    plain = {u.attr for u in bwd_facts.ctx_uses if u.kind == "read"}
+    for use in bwd_facts.ctx_uses:
+        if use.kind == "getattr":
+            assert isinstance(use.node, cst.Call)
+            found.setdefault(use.attr, []).append(use.node.args[2].value)
+    out = {}
+    for attr, defaults in found.items():
+        codes = {cst.Module(body=[]).code_for_node(d) for d in defaults}
+        if attr not in plain and len(codes) == 1:
+            out[attr] = defaults[0].deep_clone()
+    return out
+
+
+def _flat_saves(saves: list[CtxUse], facts: BodyFacts) -> tuple[CtxUse, list[cst.BaseExpression]] | None:
+    """One unconditional save with a fixed argument list: residuals can be spelled one by one."""
+    if len(saves) != 1 or not saves[0].top_level:
         return None
-
-    def _attribute_aliases(
-        self, ctx: str, facts, residuals: list[_Residual], func: cst.FunctionDef
-    ) -> list[tuple[_Residual, cst.SimpleStatementLine]]:
-        """Top-level ``name = ctx.attr`` statements (the only read of that attribute) whose
-        name can become the residual's own name in bwd; names the chosen residuals."""
-        body = func.body
-        if not isinstance(body, cst.IndentedBlock):
-            return []
-        reads: dict[str, list[cst.CSTNode]] = {}
-        for use in facts.ctx_uses:
-            if use.kind in ("read", "getattr"):
-                reads.setdefault(use.attr, []).append(use.node)
-        by_attr = {r.attr: r for r in residuals if r.kind == "attr"}
-        used = {r.bwd_name for r in residuals if r.bwd_name}
-        seen_names = set(_param_names(func.params))
-        out = []
-        for stmt in body.body:
-            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-                small = stmt.body[0]
-                if (
-                    isinstance(small, cst.Assign)
-                    and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Name)
-                    and isinstance(small.value, (cst.Attribute, cst.Call))
-                ):
-                    value = small.value
-                    if isinstance(value, cst.Attribute):
-                        attr = value.attr.value
-                    elif isinstance(value.func, cst.Name) and value.func.value == "getattr" and len(value.args) == 3:
-                        key = value.args[1].value
-                        attr = key.evaluated_value if isinstance(key, cst.SimpleString) else ""
-                    else:
-                        attr = ""
-                    target = small.targets[0].target.value
-                    residual = by_attr.get(attr)
-                    if (
-                        residual is not None
-                        and not residual.bwd_name
-                        and len(reads.get(attr, ())) == 1
-                        and reads[attr][0] is small.value
-                        and target not in seen_names
-                        and target not in used
-                        and target != ctx
-                    ):
-                        residual.bwd_name = target
-                        used.add(target)
-                        out.append((residual, stmt))
-            seen_names |= names_in(stmt)
-        return out
-
-    def _lower_backward(
-        self,
-        bwd_name: str,
-        ctx: str,
-        facts,
-        bwd_names: set[str],
-        residuals: list[_Residual],
-        attr_residual: dict[str, _Residual],
-        unpack: tuple[cst.SimpleStatementLine, list[str]] | None,
-        spec: VJPSpec,
-        *,
-        func: cst.FunctionDef | None = None,
-        saved_kind: str = "saved",
-    ) -> cst.FunctionDef:
-        """Lower backward (or, with ``func``/``saved_kind="fsaved"``, jvp): ctx reads become residual names."""
-        func = func or self.backward
-        role = func.name.value
-        if facts.has_yield:
-            raise Refuse(Code.CLASS_SHAPE, f"{role} is a generator or coroutine", func)
-        taken = set(bwd_names)
-        smalls: dict[int, cst.BaseSmallStatement | None] = {}
-        attributes: dict[int, cst.BaseExpression] = {}
-        for use in facts.ctx_uses:
-            if use.kind == "set":
-                raise Refuse(Code.BACKWARD_WRITES_CTX, f"{role} writes `{ctx}.{use.attr}`", use.node)
-            if use.kind == "call":
-                raise Refuse(Code.CTX_UNSUPPORTED, f"{role} calls `{ctx}.{use.attr}`", use.node)
-
-        saved = [r for r in residuals if r.kind == saved_kind]
-        saved_reads = [u.node for u in facts.ctx_uses if u.kind == "read" and u.attr in ("saved_tensors", "saved_variables")]
-        # Reading saved tensors runs the version check, unpack hooks and the freed-graph
-        # check: where the original may skip or repeat the read, bwd reads them where it did.
-        sends_saved = bool(spec.saved_for_backward_idx) or spec.saved_tensors_idx is not None
-        on_demand = saved_kind == "saved" and sends_saved and bool(saved_reads) and not _read_up_front(func, saved_reads)
-        if on_demand:
-            unpack = None
-        merged = unpack is not None and saved and len(unpack[1]) == len(saved)
-        if merged:
-            assert unpack is not None
-            for r, n in zip(saved, unpack[1]):
-                r.bwd_name = n
-            smalls[id(unpack[0].body[0])] = None
-        aliased = self._attribute_aliases(ctx, facts, residuals, func)
-        for r, stmt in aliased:
-            smalls[id(stmt.body[0])] = None
-        for r in residuals:
-            if r.bwd_name:
-                continue
-            if r.kind == "group":
-                r.bwd_name = fresh(r.fwd_name, taken)
-            elif r.kind in ("saved", "fsaved"):
-                r.bwd_name = fresh(r.fwd_name if r.fwd_name not in taken else f"{r.fwd_name}_saved", taken)
-            else:
-                assert r.attr is not None
-                r.bwd_name = fresh(r.attr if r.attr not in taken else f"{r.attr}_saved", taken)
-
-        residuals_name = fresh("residuals", taken)
-        if on_demand:
-            saved_value = _saved_slots(residuals_name, residuals, spec)
-        needs_input_grad = False
-        for use in facts.ctx_uses:
-            if use.kind == "getattr":
-                call = use.node
-                if use.attr in attr_residual and any(r is attr_residual[use.attr] for r, _ in aliased):
-                    continue  # its `name = getattr(ctx, ...)` statement became the residual unpacking
-                if use.attr in attr_residual:
-                    attributes[id(call)] = cst.Name(attr_residual[use.attr].bwd_name)
-                elif use.attr in _RESERVED_ATTRS or use.attr.startswith("_"):
-                    raise Refuse(Code.CTX_UNSUPPORTED, f"{role} reads `{ctx}.{use.attr}` through getattr", call)
-                else:
-                    attributes[id(call)] = call.args[2].value  # never set: getattr gives the default
-                continue
-            if use.kind != "read":
-                continue
-            if use.attr in ("saved_tensors", "saved_variables"):
-                if merged:
-                    continue
-                if on_demand:
-                    attributes[id(use.node)] = saved_value
-                elif spec.saved_tensors_idx is not None and saved_kind == "saved":
-                    attributes[id(use.node)] = cst.Name(residuals[spec.saved_tensors_idx].bwd_name)
-                elif saved:
-                    attributes[id(use.node)] = _tuple([r.bwd_name for r in saved])
-                else:
-                    attributes[id(use.node)] = cst.Tuple([])
-            elif use.attr == "needs_input_grad":
-                if "needs_input_grad" in bwd_names:
-                    raise Refuse(Code.CTX_UNSUPPORTED, f"{role} already uses the name `needs_input_grad`", use.node)
-                needs_input_grad = True
-                attributes[id(use.node)] = cst.Name("needs_input_grad")
-            elif use.attr in attr_residual:
-                if any(r is attr_residual[use.attr] for r, _ in aliased):
-                    continue  # its `name = ctx.attr` statement became the residual unpacking
-                attributes[id(use.node)] = cst.Name(attr_residual[use.attr].bwd_name)
-            else:
-                raise Refuse(Code.CTX_UNSUPPORTED, f"{role} reads `{ctx}.{use.attr}`, which forward never sets", use.node)
-        spec.bwd_needs_input_grad = needs_input_grad
-        if saved_kind == "saved":
-            spec.saved_on_demand = on_demand
-        if not saved_reads and (spec.saved_for_backward_idx or spec.saved_tensors_idx is not None):
-            spec.bwd_reads_saved = False  # unpacking would run a version check the original never ran
-
-        new_backward = func.visit(_BodyRewriter(smalls, attributes, {}))
-        assert isinstance(new_backward, cst.FunctionDef)
-        grads = _params_without_first(func.params)
-        params = grads.with_changes(params=[cst.Param(cst.Name(residuals_name)), *grads.params])
-        if grads.posonly_params:
-            params = grads.with_changes(posonly_params=[cst.Param(cst.Name(residuals_name)), *grads.posonly_params])
-        if needs_input_grad:
-            star = params.star_arg if isinstance(params.star_arg, cst.Param) else cst.ParamStar()
-            params = params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, cst.Param(cst.Name("needs_input_grad"))])
-        body = list(new_backward.body.body)
-        opened = [r for r in residuals if not (on_demand and r.kind in ("saved", "group"))]
-        if opened:
-            source = f"{residuals_name}[{len(residuals) - len(opened)}:]" if on_demand else residuals_name
-            unpack_stmt = unpack_statement([r.bwd_name for r in opened], source)
-            if merged:  # it takes the place of `a, b = ctx.saved_tensors`, and its comments
-                assert unpack is not None
-                _, own = _split_leading(unpack[0])
-                unpack_stmt = unpack_stmt.with_changes(leading_lines=own, trailing_whitespace=unpack[0].trailing_whitespace)
-            body.insert(after_docstring(body), unpack_stmt)
-        if not body:
-            body = [cst.SimpleStatementLine([cst.Pass()])]
-        return cst.FunctionDef(
-            name=cst.Name(bwd_name),
-            params=params,
-            body=new_backward.body.with_changes(body=body),
-            leading_lines=func.leading_lines,
-        )
+    use = saves[0]
+    call = use.node
+    assert isinstance(call, cst.Call)
+    if any(a.star or a.keyword is not None for a in call.args):
+        return None
+    if any(pos < use.position for _, pos in facts.returns):
+        return None
+    return use, [a.value for a in call.args]
 
 
-def _split_leading(stmt: cst.SimpleStatementLine) -> tuple[tuple[cst.EmptyLine, ...], tuple[cst.EmptyLine, ...]]:
-    """(leading lines up to the last blank one, the comment lines right above the statement):
-    the second are the statement's own, the first are about what follows them."""
-    lines = stmt.leading_lines
-    blank = max((i for i, line in enumerate(lines) if line.comment is None), default=-1)
-    return tuple(lines[: blank + 1]), tuple(lines[blank + 1 :])
+def _describe(missing: set[str], residuals: list[Residual], ctx: str) -> str:
+    """The ctx attributes (or save_for_backward) behind the residual keys in ``missing``."""
+    parts = []
+    for i, r in enumerate(residuals):
+        if f"#{i}" in missing:
+            parts.append(f"`{ctx}.{r.attr}`" if r.attr else "`save_for_backward`")
+    parts = sorted(set(parts))
+    return ", ".join(parts) + (" is" if len(parts) == 1 else " are")
 
 
 def _inert(value: cst.BaseExpression, bound: Callable[[str], bool]) -> bool:
@@ -1149,112 +1011,19 @@ def _assign(targets: list[str], values: list[cst.BaseExpression]) -> cst.Assign:
     )
 
 
-def _saved_slots(residuals_name: str, residuals: list[_Residual], spec: VJPSpec) -> cst.BaseExpression:
-    """What ``ctx.saved_tensors`` was, read from bwd's residuals: the saved slots lead them."""
-    if spec.saved_tensors_idx is not None:
-        assert spec.saved_tensors_idx == 0 and residuals[0].kind == "group"
-        return cst.parse_expression(f"{residuals_name}[0]")
-    k = len(spec.saved_for_backward_idx)
-    assert spec.saved_for_backward_idx == tuple(range(k)), "saved residuals come first"
-    return cst.parse_expression(f"{residuals_name}[:{k}]")
-
-
-_CONDITIONAL = (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-
-
-def _read_up_front(func: cst.FunctionDef, reads: list[cst.CSTNode]) -> bool:
-    """Does backward read ``ctx.saved_tensors`` exactly once, before it can return or raise?
-
-    Then reading them before bwd runs is what the original did. The read must sit in a
-    top-level simple statement, not under a conditional expression, with nothing before
-    it that returns, raises or asserts."""
-    if len(reads) != 1:
-        return False
-    body = func.body
-    if not isinstance(body, cst.IndentedBlock):
-        return False
-    for stmt in body.body:
-        path = _path_to(stmt, reads[0])
-        if path is None:
-            if _may_leave(stmt):
-                return False
-            continue
-        return isinstance(stmt, cst.SimpleStatementLine) and not any(isinstance(n, _CONDITIONAL) for n in path)
-    return False
-
-
-def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
-    """The nodes from ``root`` down to ``target`` (both included), or None."""
-    if root is target:
-        return [root]
-    for child in root.children:
-        found = _path_to(child, target)
-        if found is not None:
-            return [root, *found]
-    return None
-
-
-def _may_leave(stmt: cst.CSTNode) -> bool:
-    if isinstance(stmt, (cst.Return, cst.Raise, cst.Assert)):
-        return True
-    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        return False
-    return any(_may_leave(child) for child in stmt.children)
-
-
-def _end_state(body: tuple[cst.BaseStatement, ...], defines: dict[int, set[str]]) -> frozenset[str]:
+def _end_state(body: tuple[cst.BaseStatement, ...], defines: dict[cst.CSTNode, set[str]]) -> frozenset[str]:
     """Residuals certainly assigned when control falls off the end of ``body``."""
     marker = cst.Return(None)
     probe = (*body, cst.SimpleStatementLine([marker]))
-    return definitely_assigned_at_returns(probe, defines).get(id(marker), frozenset())
-
-
-_STRUCTURAL_METHODS = {"size", "dim", "numel", "stride", "is_contiguous", "is_floating_point", "get_device"}
-_STRUCTURAL_FUNCTIONS = {"len", "isinstance", "tuple", "list", "int", "float", "bool"}
-
-
-class _Structural(cst.CSTVisitor):
-    """Does an expression only pick values apart (no tensor computation)?"""
-
-    def __init__(self) -> None:
-        self.ok = True
-
-    def visit_BinaryOperation(self, node) -> bool:
-        self.ok = False
-        return False
-
-    def visit_UnaryOperation(self, node) -> bool:
-        self.ok = False
-        return False
-
-    def visit_Comparison(self, node) -> bool:
-        self.ok = False
-        return False
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _STRUCTURAL_METHODS:
-            return True
-        if isinstance(func, cst.Attribute) and func.attr.value in (*_CTX_CALLS, "save_for_backward", "save_for_forward"):
-            return True
-        if isinstance(func, cst.Name) and func.value in _STRUCTURAL_FUNCTIONS:
-            return True
-        self.ok = False
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        self.ok = False
-        return False
+    return definitely_assigned_at_returns(probe, defines).get(marker, frozenset())
 
 
 class _SetupContextLowering:
     """``forward(*inputs)`` + ``setup_context(ctx, inputs, output)`` + ``backward(ctx, *grads)``.
 
-    The two halves are joined into one combined-style forward (forward's body, then
-    ``output = <returned value>``, then setup_context's body) and lowered like any
-    combined forward; ``fill_defaults`` keeps torch's binding of defaults for this style.
-    setup_context must only pick values apart: the carrier runs it once, with the
-    tensors forward saw, and re-binds inputs/outputs per transform level by position.
+    The two halves are joined into one combined-style forward (``setup_context.py``) and
+    lowered like any combined forward; ``fill_defaults`` keeps torch's binding of
+    defaults for this style.
     """
 
     def __init__(self, name: str, forward: cst.FunctionDef, setup: cst.FunctionDef, backward: cst.FunctionDef) -> None:
@@ -1268,122 +1037,11 @@ class _SetupContextLowering:
         self.joined: cst.FunctionDef | None = None  # forward and setup_context as one, once joined
 
     def lower(self, fwd_name: str, bwd_name: str) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec]:
-        name = self.name
-        params = self.forward.params
-        # Keyword-only parameters are not inputs (setup_context never sees them) and the
-        # carrier has forward's signature, so torch binds them as for the original
-        # (docs/semantics.md §14: torch 2.13 rejects any, 2.9 accepts them omitted).
-        if params.star_kwarg is not None or params.posonly_params:
-            raise Refuse(Code.SIGNATURE, "a setup_context forward with ** or positional-only parameters", self.forward)
-        setup_params = [p.name.value for p in self.setup.params.params]
-        if len(setup_params) != 3 or isinstance(self.setup.params.star_arg, cst.Param) or self.setup.params.kwonly_params:
-            raise Refuse(Code.SIGNATURE, "setup_context must take (ctx, inputs, output)", self.setup)
-        ctx, inputs_name, output_name = setup_params
-        forward_facts = analyse(self.forward, None)
-        if forward_facts.has_yield:
-            raise Refuse(Code.CLASS_SHAPE, "forward is a generator or coroutine", self.forward)
-        body = self.forward.body
-        assert isinstance(body, cst.IndentedBlock)
-        returns = forward_facts.returns
-        last = body.body[-1] if body.body else None
-        if (
-            len(returns) != 1
-            or not isinstance(last, cst.SimpleStatementLine)
-            or len(last.body) != 1
-            or last.body[0] is not returns[0][0]
-        ):
-            raise Refuse(Code.CLASS_SHAPE, "a setup_context forward must end in its only return", self.forward)
-        setup_body = self.setup.body
-        assert isinstance(setup_body, cst.IndentedBlock)
-        for stmt in setup_body.body:
-            check = _Structural()
-            stmt.visit(check)
-            if not check.ok:
-                raise Refuse(
-                    Code.SETUP_CONTEXT_COMPUTES,
-                    "setup_context computes values (flattening could change torch.func higher-order grads)",
-                    stmt,
-                )
-        positional = [p.name.value for p in params.params]
-        forward_names = names_in(self.forward)
-        setup_free = names_in(self.setup) - set(setup_params)
-        stored_in_forward = set(forward_facts.stores) | set(positional) | {p.name.value for p in params.kwonly_params}
-        if isinstance(params.star_arg, cst.Param):
-            stored_in_forward.add(params.star_arg.name.value)
-        clash = setup_free & stored_in_forward - _stored_names(self.setup)
-        if clash:
-            raise Refuse(Code.CLASS_SHAPE, f"setup_context reads `{sorted(clash)[0]}`, which forward also binds", self.setup)
-
-        taken = forward_names | names_in(self.setup) | names_in(self.backward)
-        mapping = {}
-        ctx_name = ctx if ctx not in forward_names else fresh(ctx, taken)
-        if ctx_name != ctx:
-            mapping[ctx] = ctx_name
-        input_elements = [cst.Element(cst.Name(p)) for p in positional]
-        if isinstance(params.star_arg, cst.Param):
-            input_elements.append(cst.StarredElement(cst.Name(params.star_arg.name.value)))
-        rebinds_params = any(p in forward_facts.stores for p in positional)
-        in_var = inputs_name if inputs_name not in forward_names else fresh(inputs_name, taken)
-        if in_var != inputs_name:
-            mapping[inputs_name] = in_var
-        out_var = output_name
-        renamed_setup = rename(setup_body, mapping) if mapping else setup_body
-        if not rebinds_params and not isinstance(params.star_arg, cst.Param):
-            # `x, scale = inputs` re-binds forward's own parameters to themselves: drop it.
-            kept = [st for st in renamed_setup.body if _unpacked_names(st, in_var) != positional]
-            renamed_setup = renamed_setup.with_changes(body=kept)
-        inputs_stmt = cst.SimpleStatementLine(
-            [cst.Assign([cst.AssignTarget(cst.Name(in_var))], cst.Tuple(input_elements))]
-        )
-        value = returns[0][0].value or cst.Name("None")
-        output_stmt = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(out_var))], value)])
-        head = list(body.body[:-1])
-        uses_inputs = in_var in names_in(renamed_setup)
-        new_body: list[cst.BaseStatement] = []
-        if uses_inputs and rebinds_params:
-            new_body.append(inputs_stmt)
-        new_body.extend(head)
-        new_body.append(output_stmt)
-        if uses_inputs and not rebinds_params:
-            new_body.append(inputs_stmt)
-        new_body.extend(renamed_setup.body)
-        new_body.append(cst.SimpleStatementLine([cst.Return(cst.Name(out_var))]))
-        combined = self.forward.with_changes(
-            params=params.with_changes(params=[cst.Param(cst.Name(ctx_name)), *params.params]),
-            body=body.with_changes(body=new_body),
-        )
-        output_items = next(
-            (
-                (out_var, names)
-                for st in renamed_setup.body
-                if (names := _unpacked_names(st, out_var)) is not None
-            ),
-            None,
-        )
-        self.joined = combined
-        combined_lowering = _CombinedLowering(name, combined, self.backward, output_items)
-        combined_lowering.jvp, combined_lowering.jvp_name = self.jvp, self.jvp_name
-        fwd_def, bwd_def, spec = combined_lowering.lower(fwd_name, bwd_name)
-        self.extra = combined_lowering.extra
+        joined = join_setup_context(self.name, self.forward, self.setup, self.backward)
+        self.joined = joined.func
+        combined = _CombinedLowering(self.name, joined.func, self.backward, joined.output_items)
+        combined.jvp, combined.jvp_name = self.jvp, self.jvp_name
+        fwd_def, bwd_def, spec = combined.lower(fwd_name, bwd_name)
+        self.extra = combined.extra
         spec.fill_defaults = True
         return fwd_def, bwd_def, spec
-
-
-def _unpacked_names(stmt: cst.BaseStatement, source: str) -> list[str] | None:
-    """``a, b = source`` at top level -> ["a", "b"]."""
-    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
-        return None
-    small = stmt.body[0]
-    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
-        return None
-    if not (isinstance(small.value, cst.Name) and small.value.value == source):
-        return None
-    target = small.targets[0].target
-    if not isinstance(target, (cst.Tuple, cst.List)):
-        return None
-    names = [el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else "" for el in target.elements]
-    return names if all(names) else None
-
-
-def _stored_names(func: cst.FunctionDef) -> set[str]:
-    return set(analyse(func, None).stores)

@@ -120,6 +120,14 @@ def test_tests_reach_their_helpers_as_a_package():
     )
     assert inserts == []
     assert (tests / "__init__.py").exists() and (tests / "support" / "__init__.py").exists()
+    helpers = {path.stem for path in (tests / "support").glob("*.py")} - {"__init__"}
+    bare = re.compile(r"^\s*(?:from|import) (" + "|".join(sorted(helpers)) + r")\b", re.M)
+    imported_bare = sorted(
+        p.relative_to(tests.parent).as_posix()
+        for p in [*tests.rglob("*.py"), *(tests.parent / "scripts").glob("*.py")]
+        if bare.search(p.read_text())
+    )
+    assert imported_bare == [], "import them as tests.support.<module>"
 
 
 def test_the_readme_layout_table_names_every_module():

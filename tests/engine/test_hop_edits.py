@@ -392,7 +392,7 @@ def test_a_bytes_annotation_in_a_dumped_bwd_is_no_fx_tensor_annotation():
     """fx annotates a dump's locals with strings (``mul_1: "f32[3]"``); a bytes literal there
     says nothing (it crashed the engine): the returned local is then taken as torch <= 2.9
     took any value, and the file computes what the golden output computes."""
-    from golden import GOLDEN
+    from tests.support.golden import GOLDEN
 
     case = GOLDEN / "hop_v29_lifted_bwd_shapes"
     source = (case / "input.py").read_text()

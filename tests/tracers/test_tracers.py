@@ -191,6 +191,10 @@ FULLGRAPH_ROWS = ("compile_capture", "compile_fullgraph")
 
 # Scenarios of driven cases that no driver reproduces, and why.
 SCENARIOS_NOT_TRACED: dict[tuple[str, str], str] = {
+    **{
+        ("saved_read_after_side_effect", s): "a second backward through the freed graph must raise; nothing to trace"
+        for s in ("scenario_logged_twice", "scenario_constants_twice")
+    },
     ("basic_linear", "scenario_version_error"): "an eager version-counter error; nothing to trace",
     ("basic_linear", "scenario_no_grad_input"): "the driver passes grad-requiring inputs only",
     ("attrs_and_rebinding", "scenario_mutate_attr_tensor"): "mutation after the call; eager-only semantics",

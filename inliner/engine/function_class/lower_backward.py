@@ -372,14 +372,63 @@ def _read_up_front(func: cst.FunctionDef, reads: list[cst.CSTNode]) -> bool:
     body = func.body
     if not isinstance(body, cst.IndentedBlock):
         return False
+    ctx = func.params.params[0].name.value if func.params.params else ""
     for stmt in body.body:
         path = _path_to(stmt, reads[0])
         if path is None:
-            if _may_leave(stmt):
-                return False
+            if not _inert(stmt, ctx):
+                return False  # it may raise, return or have an effect the original had before the read
             continue
-        return isinstance(stmt, cst.SimpleStatementLine) and not any(isinstance(n, _CONDITIONAL) for n in path)
+        return _is_plain_read(stmt, reads[0])
     return False
+
+
+def _inert(stmt: cst.CSTNode, ctx: str) -> bool:
+    """A statement that can neither raise nor have an effect: names bound to constants, other
+    names or ctx attributes (``gx = gw = None``, ``k = ctx.k``), a docstring, ``pass``."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)):
+            continue
+        if not isinstance(small, cst.Assign) or not _plain_value(small.value, ctx):
+            return False
+        if not all(_plain_target(t.target) for t in small.targets):
+            return False
+    return True
+
+
+def _plain_value(expr: cst.BaseExpression, ctx: str) -> bool:
+    if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return isinstance(expr.value, cst.Name) and expr.value.value == ctx and expr.attr.value != "saved_tensors"
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return all(isinstance(e, cst.Element) and _plain_value(e.value, ctx) for e in expr.elements)
+    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float))
+
+
+def _plain_target(target: cst.BaseExpression) -> bool:
+    if isinstance(target, cst.Name):
+        return True
+    return isinstance(target, (cst.Tuple, cst.List)) and all(
+        isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements
+    )
+
+
+def _is_plain_read(stmt: cst.CSTNode, read: cst.CSTNode) -> bool:
+    """``a, b = ctx.saved_tensors`` (or ``a = ctx.saved_tensors[0]``): nothing runs before the read."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    assign = stmt.body[0]
+    if not isinstance(assign, cst.Assign) or not all(_plain_target(t.target) for t in assign.targets):
+        return False
+    value = assign.value
+    if isinstance(value, cst.Subscript) and isinstance(value.slice[0].slice, cst.Index):
+        index = value.slice[0].slice.value
+        if len(value.slice) == 1 and isinstance(index, cst.Integer):
+            value = value.value
+    return value is read
 
 
 def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:

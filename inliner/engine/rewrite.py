@@ -41,12 +41,12 @@ from inliner.engine.function_class.decorators import DecoratorReader, DecoratorU
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
 from inliner.engine.function_class.lower_function import Inherited, lower_function_class
 from inliner.engine.imports import import_edits
-from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, relocated
+from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, WatchedNames, relocated
 from inliner.engine.invariants import check_no_new_names
 from inliner.engine.line_origin import Emitted, Origin
 from inliner.engine.model import CustomVJP, Refusal, Refuse
+from inliner.engine.names import TakenNames, fresh, snake_case
 from inliner.engine.names import dotted as cst_dotted
-from inliner.engine.names import fresh, snake_case
 from inliner.engine.op_call.hop_calls import (
     HopCall,
     annotate_parents,
@@ -538,7 +538,7 @@ def _flatten_class(
     assert base is None or base.inherited is not None
     questions = _ClassQuestions(candidate, index, text)
 
-    def lower(taking: set[str], ask: Callable[[Any], Any]) -> tuple[CustomVJP, _ClassProduct]:
+    def lower(taking: WatchedNames, ask: Callable[[Any], Any]) -> tuple[CustomVJP, _ClassProduct]:
         return _lower_class(candidate, text, taking, ask, uses.as_class, uses.unique, names.record)
 
     lowering = run.cache.lower(
@@ -620,7 +620,7 @@ def _class_key(candidate: _Candidate, text: SourceText, names: _RuntimeNames, as
 def _lower_class(
     candidate: _Candidate,
     text: SourceText,
-    taken: set[str],
+    taken: TakenNames,
     ask: Callable[[Any], Any],
     as_class: bool,
     unique: bool,
@@ -947,7 +947,7 @@ def _call_lowerer(candidate: _Candidate, site: HopCall, text: SourceText, spans:
     assert site.fwd is not None and site.bwd is not None
     fwd, bwd = site.fwd, site.bwd
 
-    def lower(taking: set[str], ask: Callable[[Any], Any]) -> tuple[CustomVJP, list[Block]]:
+    def lower(taking: WatchedNames, ask: Callable[[Any], Any]) -> tuple[CustomVJP, list[Block]]:
         blocks = [parse_block(text, *span) for span in spans]
         fwd_block, bwd_block = blocks
         assert isinstance(fwd_block.node, cst.FunctionDef) and isinstance(bwd_block.node, cst.FunctionDef)

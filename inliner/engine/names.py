@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import cast
+from typing import Protocol, cast
 
 import libcst as cst
 
@@ -37,7 +37,16 @@ def snake_case(name: str) -> str:
     return text
 
 
-def fresh(base: str, taken: set[str]) -> str:
+class TakenNames(Protocol):
+    """Names already in use, as ``fresh`` reads and grows them: a ``set[str]``, or the
+    module's names as the cache lets a lowering see them (``incremental.WatchedNames``)."""
+
+    def __contains__(self, name: object, /) -> bool: ...
+
+    def add(self, name: str, /) -> None: ...
+
+
+def fresh(base: str, taken: TakenNames) -> str:
     """``base`` if free, else ``base_1``, ``base_2``...; the result is added to ``taken``."""
     if not base.isidentifier() or keyword.iskeyword(base):
         base = f"{base}_"

@@ -25,7 +25,7 @@ import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Hashable
 from dataclasses import astuple, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import libcst as cst
 
@@ -41,12 +41,12 @@ from inliner.engine.function_class.decorators import DecoratorReader, DecoratorU
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
 from inliner.engine.function_class.lower_function import Inherited, lower_function_class
 from inliner.engine.imports import import_edits
-from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, relocated
+from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, WatchedNames, relocated
 from inliner.engine.invariants import check_no_new_names
 from inliner.engine.line_origin import Emitted, Origin
 from inliner.engine.model import CustomVJP, Refusal, Refuse
+from inliner.engine.names import TakenNames, fresh, snake_case
 from inliner.engine.names import dotted as cst_dotted
-from inliner.engine.names import fresh, snake_case
 from inliner.engine.op_call.hop_calls import (
     HopCall,
     annotate_parents,
@@ -57,7 +57,7 @@ from inliner.engine.op_call.hop_calls import (
 )
 from inliner.engine.op_call.lower_hop import lower_hop
 from inliner.engine.result import FlattenResult, Selection, Target, TextEdit
-from inliner.engine.source import Block, SourceText, parse_block
+from inliner.engine.source import Block, SourceText, end_column, end_line, parse_block
 
 FUNCTION_BASES = frozenset(
     {
@@ -93,7 +93,7 @@ class _Candidate:
     first_line: int  # 1-based, decorators included
     last_line: int
     name_position: tuple[int, int, int]  # line, char column, end char column (0-based columns)
-    node: ast.AST
+    node: ast.ClassDef | ast.Call
     outcome: CustomVJP | Refusal | None = None
     refusal_position: tuple[int, int, int, int] | None = None  # lines 1-based, char columns 0-based
     apply_sites: list[ast.Attribute] = field(default_factory=list)
@@ -296,8 +296,8 @@ def _apply_site_edits(
         if candidate.kind != "class" or not isinstance(candidate.outcome, CustomVJP) or candidate.outcome.kept:
             continue  # a kept class keeps its `F.apply` call sites
         for attribute in candidate.apply_sites:
-            start = text.offset(attribute.lineno, attribute.col_offset)
-            end = text.offset(attribute.end_lineno, attribute.end_col_offset)
+            start = text.start_offset(attribute)
+            end = text.end_offset(attribute)
             if not any(s <= start < e for s, e in spans):
                 found.append((start, end, candidate.name))
     return found
@@ -370,7 +370,7 @@ def _statements(tree: ast.Module) -> list[ast.stmt]:
     """Every statement, nested ones included, in ``ast.walk``'s order (a class is a statement:
     no need to walk the expressions, which are most of the tree)."""
     found: list[ast.stmt] = []
-    queue = deque([tree])
+    queue: deque[ast.AST] = deque([tree])
     while queue:
         node = queue.popleft()
         for name in node._fields:
@@ -398,7 +398,7 @@ def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: Sour
             continue
         first_line = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
         line, col = text.class_name_position(cls)
-        candidate = _Candidate("class", cls.name, first_line, cls.end_lineno, (line, col, col + len(cls.name)), cls)
+        candidate = _Candidate("class", cls.name, first_line, end_line(cls), (line, col, col + len(cls.name)), cls)
         if any(names & FUNCTION_BASES and names - FUNCTION_BASES for names in base_names):
             candidate.outcome = Refusal(Code.CLASS_SHAPE, "its base may also name something other than torch.autograd.Function", None)
         elif outer.is_class:
@@ -455,7 +455,7 @@ def _subclass_candidates(
             continue
         first_line = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
         line, col = text.class_name_position(cls)
-        candidate = _Candidate("class", cls.name, first_line, cls.end_lineno, (line, col, col + len(cls.name)), cls, base=base)
+        candidate = _Candidate("class", cls.name, first_line, end_line(cls), (line, col, col + len(cls.name)), cls, base=base)
         candidate.generation = base.generation + 1
         by_node[id(cls)] = candidate
         out.append(candidate)
@@ -538,7 +538,7 @@ def _flatten_class(
     assert base is None or base.inherited is not None
     questions = _ClassQuestions(candidate, index, text)
 
-    def lower(taking: set[str], ask: Callable[[Any], Any]) -> tuple[CustomVJP, _ClassProduct]:
+    def lower(taking: WatchedNames, ask: Callable[[Any], Any]) -> tuple[CustomVJP, _ClassProduct]:
         return _lower_class(candidate, text, taking, ask, uses.as_class, uses.unique, names.record)
 
     lowering = run.cache.lower(
@@ -620,7 +620,7 @@ def _class_key(candidate: _Candidate, text: SourceText, names: _RuntimeNames, as
 def _lower_class(
     candidate: _Candidate,
     text: SourceText,
-    taken: set[str],
+    taken: TakenNames,
     ask: Callable[[Any], Any],
     as_class: bool,
     unique: bool,
@@ -714,11 +714,11 @@ class _ClassQuestions:
             return use, (use.kind, use.target, use.pass_through, definition)
         if topic == "helper":
             _, name, from_helper = question
-            found = _helper(self.index, self.outer, name, from_helper)
-            if found is None or found[0] != "def":
-                return found, found
-            first, last, indent_line = found[1]
-            return found, ("def", self.text.lines_between(first, last), self.text.indentation(indent_line))
+            helper = _helper(self.index, self.outer, name, from_helper)
+            if helper is None or helper[0] != "def":
+                return helper, helper
+            first, last, indent_line = helper[1]
+            return helper, ("def", self.text.lines_between(first, last), self.text.indentation(indent_line))
         raise LookupError(f"unknown question {question!r}")
 
 
@@ -742,8 +742,8 @@ def _uses(candidate: _Candidate, family: list[_Candidate], index: ScopeIndex, te
         candidate.refusal_position = (
             at.lineno,
             text.char_column(at.lineno, at.col_offset),
-            at.end_lineno,
-            text.char_column(at.end_lineno, at.end_col_offset),
+            end_line(at),
+            text.char_column(end_line(at), end_column(at)),
         )
         raise
 
@@ -798,7 +798,7 @@ def _helper(index: ScopeIndex, outer: Scope, name: str, from_helper: bool) -> tu
     if not isinstance(node, ast.FunctionDef):
         return None
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    return ("def", (first, node.end_lineno, node.lineno))
+    return ("def", (first, end_line(node), node.lineno))
 
 
 # -- autograd_function_apply calls --------------------------------------------------
@@ -829,11 +829,12 @@ def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> l
     for site in sites:
         call = site.call
         line, col = call.lineno, text.char_column(call.lineno, call.col_offset)
-        end_col = text.char_column(call.func.end_lineno, call.func.end_col_offset) if call.func.end_lineno == line else col
-        candidate = _Candidate("call", HOP_LEAF, call.lineno, call.end_lineno, (line, col, end_col), call, hop=site)
+        end_col = text.char_column(line, end_column(call.func)) if end_line(call.func) == line else col
+        candidate = _Candidate("call", HOP_LEAF, call.lineno, end_line(call), (line, col, end_col), call, hop=site)
         try:
             resolve(site, tree, index, text)
-            if id(site) in named and site.fwd is not None and site.fwd.kind == "dump" and site.bwd.kind == "dump":
+            assert site.fwd is not None and site.bwd is not None, "resolve sets both bodies or refuses"
+            if id(site) in named and site.fwd.kind == "dump" and site.bwd.kind == "dump":
                 site.name = named[id(site)]
             candidate.name = site.name
         except Refuse as refuse:
@@ -875,10 +876,10 @@ def _flatten_call(
 ) -> list[tuple[int, int, str]]:
     site = candidate.hop
     assert site is not None and site.fwd is not None and site.bwd is not None
-    spans = []  # (first line, last line, indentation line) of each body
+    spans: list[tuple[int, int, int]] = []  # (first line, last line, indentation line) of each body
     for body in (site.fwd, site.bwd):
         func = body.func
-        spans.append((min([func.lineno, *(d.lineno for d in func.decorator_list)]), func.end_lineno, func.lineno))
+        spans.append((min([func.lineno, *(d.lineno for d in func.decorator_list)]), end_line(func), func.lineno))
     call = site.call
     flat_name = fresh(_not_builtin(site.name), taken)
     local = local_edits.get(id(site.scope.node))
@@ -901,14 +902,14 @@ def _flatten_call(
     candidate.name = flat_name
     candidate.outcome = vjp
     candidate.compile = compile_kind
-    edits = []
+    edits: list[tuple[int, int, str]] = []
     if not run.diagnostics_only:
         make = lambda: cst.Module(body=emit(vjp, runtime_name, nested=False), default_newline=text.newline).code
         definitions = lowering.once(("emit", compile_kind.kind, compile_kind.reason), make)
         # The flat function goes right before the module-level statement holding the call,
         # and before the comment lines that introduce that statement.
         statement = site.statement
-        previous_end = max((s.end_lineno for s in tree.body if s.end_lineno < statement.lineno), default=0)
+        previous_end = max((end_line(s) for s in tree.body if end_line(s) < statement.lineno), default=0)
         first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
         first = _above_own_comments(first, previous_end, text)
         insert_at = text.offset(first, 0)
@@ -928,7 +929,7 @@ def _flatten_call(
     return edits
 
 
-def _call_key(site: HopCall, text: SourceText, spans: list, flat_name: str, renames: dict | None, runtime_name: str) -> Hashable:
+def _call_key(site: HopCall, text: SourceText, spans: list[tuple[int, int, int]], flat_name: str, renames: dict | None, runtime_name: str) -> Hashable:
     """Everything an op call's lowering reads besides what it asks (names, module-level names)."""
     assert site.fwd is not None and site.bwd is not None
     bodies = tuple(
@@ -941,12 +942,12 @@ def _call_key(site: HopCall, text: SourceText, spans: list, flat_name: str, rena
     )  # fmt: skip
 
 
-def _call_lowerer(candidate: _Candidate, site: HopCall, text: SourceText, spans: list, flat_name: str, renames: dict | None):
+def _call_lowerer(candidate: _Candidate, site: HopCall, text: SourceText, spans: list[tuple[int, int, int]], flat_name: str, renames: dict | None):
     """``lower(taken, ask)`` for the cache: parse the two bodies and lower the call."""
     assert site.fwd is not None and site.bwd is not None
     fwd, bwd = site.fwd, site.bwd
 
-    def lower(taking: set[str], ask: Callable[[Any], Any]) -> tuple[CustomVJP, list[Block]]:
+    def lower(taking: WatchedNames, ask: Callable[[Any], Any]) -> tuple[CustomVJP, list[Block]]:
         blocks = [parse_block(text, *span) for span in spans]
         fwd_block, bwd_block = blocks
         assert isinstance(fwd_block.node, cst.FunctionDef) and isinstance(bwd_block.node, cst.FunctionDef)
@@ -1008,11 +1009,11 @@ def _call_edits(call: ast.Call, flat_name: str, text: SourceText) -> list[tuple[
     land in text this call does not touch. A call laid out over several lines keeps the
     lines (and comments) before its first operand and its closing parenthesis's line.
     """
-    start = text.offset(call.lineno, call.col_offset)
-    end = text.offset(call.end_lineno, call.end_col_offset)
+    start = text.start_offset(call)
+    end = text.end_offset(call)
     if len(call.args) == 2:
         return [(start, end, f"{flat_name}()")]
-    found = _argument_spans(text.source, text.offset(call.func.end_lineno, call.func.end_col_offset), end)
+    found = _argument_spans(text.source, text.end_offset(call.func), end)
     if found is None or len(found[0]) != len(call.args) + len(call.keywords):
         raise Refuse(Code.OP_CALL_SHAPE, "its arguments cannot be located in the text", None)
     spans, commas = found
@@ -1129,14 +1130,14 @@ def _binds_in_nested_scope(scope: ast.AST, name: str) -> bool:
 def _rename_locals(
     function: ast.AST, renames: dict[str, str], text: SourceText, skip: list[tuple[int, int]]
 ) -> list[tuple[int, int, str]]:
-    edits = []
+    edits: list[tuple[int, int, str]] = []
     if not renames:
         return edits
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and node.id in renames:
-            start = text.offset(node.lineno, node.col_offset)
+            start = text.start_offset(node)
             if not any(s <= start < e for s, e in skip):
-                edits.append((start, text.offset(node.end_lineno, node.end_col_offset), renames[node.id]))
+                edits.append((start, text.end_offset(node), renames[node.id]))
     return edits
 
 
@@ -1153,7 +1154,7 @@ def _cleanup(site: HopCall, tree: ast.Module, text: SourceText) -> tuple[list[tu
         target = alias.targets[0]
         assert isinstance(target, ast.Name)
         if remaining_loads(function, target.id, call_args | {id(alias)}) == 0 and _owns_lines(alias, text):
-            edits.append((text.offset(alias.lineno, 0), text.line_end(alias.end_lineno), ""))
+            edits.append((text.offset(alias.lineno, 0), text.line_end(end_line(alias)), ""))
             dropped.add(target.id)
     removed = {id(a) for a in site.local_aliases} | call_args
     for body in (site.fwd, site.bwd):
@@ -1164,7 +1165,7 @@ def _cleanup(site: HopCall, tree: ast.Module, text: SourceText) -> tuple[list[tu
             first = min([owner.lineno, *(d.lineno for d in owner.decorator_list)])
             if first > 1 and not text.line(first - 1).strip():
                 first -= 1  # the blank line that separated it
-            edits.append((text.offset(first, 0), text.line_end(owner.end_lineno), ""))
+            edits.append((text.offset(first, 0), text.line_end(end_line(owner)), ""))
             removed.add(id(owner))
     return edits, dropped
 
@@ -1193,12 +1194,12 @@ def _drop_from_releases(function: ast.AST, names: set[str], text: SourceText) ->
         targets = [t for t in node.targets if isinstance(t, ast.Name)]
         if len(targets) != len(node.targets) or not ({t.id for t in targets} & names) or node.lineno != node.end_lineno:
             continue
-        start = text.offset(node.lineno, node.col_offset)
-        end = text.offset(node.end_lineno, node.end_col_offset)
+        start = text.start_offset(node)
+        end = text.end_offset(node)
         kept = [i for i, t in enumerate(targets) if t.id not in names]
         if kept:
             def span(t: ast.Name) -> tuple[int, int]:
-                return text.offset(t.lineno, t.col_offset), text.offset(t.end_lineno, t.end_col_offset)
+                return text.start_offset(t), text.end_offset(t)
 
             last_kept = kept[-1]
             for i, target in enumerate(targets):
@@ -1215,15 +1216,15 @@ def _drop_from_releases(function: ast.AST, names: set[str], text: SourceText) ->
         stripped = before.rstrip()
         if stripped.endswith(";"):
             edits.append((line_start + len(stripped) - 1, end, ""))
-        elif not stripped and text.source[end : text.line_end(node.end_lineno)].strip() == "":
-            edits.append((line_start, text.line_end(node.end_lineno), ""))
+        elif not stripped and text.source[end : text.line_end(end_line(node))].strip() == "":
+            edits.append((line_start, text.line_end(end_line(node)), ""))
     return edits
 
 
 def _owns_lines(statement: ast.stmt, text: SourceText) -> bool:
     """The statement alone occupies its lines (no ``;`` neighbours)."""
-    segment = text.source[text.offset(statement.lineno, statement.col_offset) : text.offset(statement.end_lineno, statement.end_col_offset)]
-    lines = text.lines_between(statement.lineno, statement.end_lineno)
+    segment = text.source[text.start_offset(statement) : text.end_offset(statement)]
+    lines = text.lines_between(statement.lineno, end_line(statement))
     return lines.strip() == segment.strip()
 
 
@@ -1241,7 +1242,7 @@ class _positions_from:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         if isinstance(exc, Refuse) and exc.refusal.node is not None:
             for block in self.blocks:
                 try:
@@ -1264,7 +1265,7 @@ def _selected(candidate: _Candidate, select: Selection) -> bool:
     return True
 
 
-def _targets(candidates: list[_Candidate], diagnostics: tuple[Diagnostic, ...]) -> tuple[Target, ...]:
+def _targets(candidates: list[_Candidate], diagnostics: list[Diagnostic]) -> tuple[Target, ...]:
     """What was looked at, where, and how to ask for it alone: a class by its name when
     no other candidate shares it, anything else by the line of its name."""
     names = Counter(c.name for c in candidates)

@@ -52,7 +52,7 @@ def _learn(node: cst.CSTNode) -> _Fields:
     known = _FIELDS.get(type(node))
     if known is not None and not set(known.visited) <= set(visited):
         return known  # keep what covers more; this node is read through `children`
-    others = tuple(f.name for f in dataclasses.fields(node) if f.name not in visited)  # type: ignore[arg-type]
+    others = tuple(f.name for f in dataclasses.fields(node) if f.name not in visited)
     fields = _FIELDS[type(node)] = _Fields(visited, others)
     return fields
 
@@ -88,11 +88,11 @@ def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
         value = getattr(node, name)
         kind = type(value)
         if kind is tuple or kind is list:
-            for item in value:  # type: ignore[attr-defined]
+            for item in value:
                 if is_node(type(item)) or _is_node(item):
                     out.append(item)
         elif is_node(kind) or (kind not in _IS_NODE and _is_node(value)):
-            out.append(value)  # type: ignore[arg-type]
+            out.append(value)
     return out
 
 

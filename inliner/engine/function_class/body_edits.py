@@ -48,7 +48,7 @@ class _NodeReplacer(cst.CSTTransformer):
     def __init__(self, replacements: dict[cst.CSTNode, cst.BaseExpression]) -> None:
         self.replacements = replacements
 
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+    def on_leave(self, original_node, updated_node):
         return self.replacements.get(original_node, updated_node)
 
 
@@ -69,7 +69,7 @@ class _BodyRewriter(cst.CSTTransformer):
             self.on_path = on_paths_to(node, set(self.smalls) | set(self.attributes) | set(self.returns))
         return node in self.on_path
 
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+    def on_leave(self, original_node, updated_node):
         if original_node in self.smalls:
             replacement = self.smalls[original_node]
             if replacement is None:

@@ -57,7 +57,7 @@ from inliner.engine.function_class.signature import (
     params_without_first,
 )
 from inliner.engine.model import CustomVJP, KeptClass, Refuse, VJPSpec
-from inliner.engine.names import fresh, names_in, rename, snake_case
+from inliner.engine.names import TakenNames, fresh, names_in, rename, snake_case
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
@@ -103,7 +103,7 @@ class _FlatNames:
     """Names of the emitted functions: ``<class in snake_case>_<role>``, fresh in the module."""
 
     base: str
-    taken: set[str]
+    taken: TakenNames
 
     def fresh(self, role: str) -> str:
         return fresh(f"{self.base}_{role}", self.taken)
@@ -121,7 +121,7 @@ def lower_function_class(
     cls: cst.ClassDef,
     *,
     qualified: QualifiedNames,
-    taken: set[str],
+    taken: TakenNames,
     decorators: DecoratorReader,
     keep: bool = False,
     class_alias: str | None = None,

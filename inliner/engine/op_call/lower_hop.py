@@ -20,7 +20,7 @@ import libcst as cst
 from inliner.engine.analysis.ctxflow import analyse
 from inliner.engine.codes import Code
 from inliner.engine.model import CustomVJP, Refuse, VJPSpec
-from inliner.engine.names import fresh, names_in, rename, snake_case, unpack_statement
+from inliner.engine.names import TakenNames, fresh, names_in, rename, snake_case, unpack_statement
 from inliner.engine.op_call.hop_bodies import Qualify, check_body, strip_dynamo_bracket
 
 HOP_NAMES = frozenset(
@@ -55,7 +55,7 @@ def lower_hop(
     n_operands: int,
     fwd_is_method: bool,
     bwd_is_method: bool,
-    taken: set[str],
+    taken: TakenNames,
     renames: dict[str, str] | None = None,
     fwd_kind: str = "function",
     bwd_kind: str = "function",

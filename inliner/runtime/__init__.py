@@ -47,6 +47,7 @@ from inliner.runtime._contract import check_first_result, check_indices, first_c
 from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
 from inliner.runtime._record import Record, bind, copy_with, replay, state_of
 from inliner.runtime._replay import Decorated
+from inliner.runtime._spec import Spec
 
 try:  # dynamo's frame hook: None where no torch.compile is running
     from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
@@ -573,7 +574,7 @@ def custom_vjp(
     )
     if forward_decorators and fill_defaults:
         raise TypeError(f"custom_vjp {name}: a setup_context-style forward (fill_defaults=True) takes no ctx to decorate")
-    spec = _Spec(
+    spec = Spec(
         fwd=fwd,
         bwd=bwd,
         name=name,
@@ -599,7 +600,6 @@ def custom_vjp(
         compile_kind=_checked_compile_kind(compile_kind),
         compile_reason=compile_reason,
     )
-    spec.decorated = None
     if forward_decorators or backward_decorators:
         params, call, defaults, _ = _signature_parts(fwd)
         spec.decorated = Decorated(
@@ -732,14 +732,7 @@ def _with_input_casting(flat: Callable, device_type: str, cast_inputs: Any) -> C
     return public
 
 
-class _Spec:
-    """The static facts ``custom_vjp`` was given, kept until the carriers are built."""
-
-    def __init__(self, **facts: Any) -> None:
-        self.__dict__.update(facts)
-
-
-def _decorated_forward(spec: Any, check: Callable[[Any, tuple], None] | None = None) -> Callable:
+def _decorated_forward(spec: Spec, check: Callable[[Any, tuple], None] | None = None) -> Callable:
     """``fwd`` behind the original's forward decorators, called as ``(ctx, *args)``;
     ``check`` looks at what fwd returns on the first call (then fwd is called directly).
     Decorated forwards are the trampolines built once at the binding (unchecked)."""
@@ -760,7 +753,7 @@ def _decorated_forward(spec: Any, check: Callable[[Any, tuple], None] | None = N
     return call_fwd
 
 
-def _build_carriers(spec: Any) -> Carriers:
+def _build_carriers(spec: Spec) -> Carriers:
     fwd, bwd, name = spec.fwd, spec.bwd, spec.name
     saved_idx, saved_tensors_idx = spec.saved_idx, spec.saved_tensors_idx
     nondiff, dirty = spec.nondiff, spec.dirty
@@ -1022,7 +1015,7 @@ class _DynamoEntry:
     __slots__ = ("spec", "flat", "node", "public", "untraced", "dispatch", "__weakref__")
 
     def __init__(
-        self, spec: Any, flat: Callable, node: Callable, public: Callable, untraced: Callable, dispatch: Callable
+        self, spec: Spec, flat: Callable, node: Callable, public: Callable, untraced: Callable, dispatch: Callable
     ) -> None:
         self.spec = spec
         self.flat = flat  # what the user's code calls (behind the island or input casting, if any)
@@ -1076,7 +1069,7 @@ def _checked_compile_kind(kind: str) -> str:
     return kind
 
 
-def _island_message(spec: Any) -> str:
+def _island_message(spec: Spec) -> str:
     """What ``torch.compile(fullgraph=True)`` says about an eager island: the Function,
     why, and how to override (dynamo's own hint below it names ``torch.compiler.disable``)."""
     reason = f" ({spec.compile_reason})" if spec.compile_reason else ""
@@ -1160,7 +1153,7 @@ def _flush_dynamo(_dynamo_module: Any) -> None:
 _pending_thunder: "weakref.WeakKeyDictionary[Callable, Any]" = weakref.WeakKeyDictionary()
 
 
-def _register_with_thunder(fns: tuple[Callable, ...], spec: Any) -> None:
+def _register_with_thunder(fns: tuple[Callable, ...], spec: Spec) -> None:
     """Give ``thunder.jit`` a lookaside for each of ``fns`` (``inliner.runtime._thunder``), now
     if thunder is loaded, else right after it is first imported."""
     if "thunder" in sys.modules:
@@ -1171,7 +1164,7 @@ def _register_with_thunder(fns: tuple[Callable, ...], spec: Any) -> None:
     _after_import("thunder", _flush_thunder)
 
 
-def _thunder_register(fns: tuple[Callable, ...], spec: Any) -> None:
+def _thunder_register(fns: tuple[Callable, ...], spec: Spec) -> None:
     try:
         from inliner.runtime import _thunder
 

@@ -138,22 +138,63 @@ def _decorated_forward(spec: Spec, check: Callable[[Any, tuple], None] | None = 
 
 
 def _build_carriers(spec: Spec) -> Carriers:
-    fwd, bwd, name = spec.fwd, spec.bwd, spec.name
-    saved_idx, saved_tensors_idx = spec.saved_idx, spec.saved_tensors_idx
-    nondiff, dirty = spec.nondiff, spec.dirty
-    materialize_grads = spec.materialize_grads
-    bwd_needs_input_grad = spec.bwd_needs_input_grad
-    reads_saved = spec.bwd_reads_saved
-    fsaved_idx = spec.fsaved_idx
+    """The carriers of ``spec``: made once, on the flat callable's first call."""
+    # What one forward hands the setup_context calls that follow it (torch.func makes one
+    # per transform level), and torch.func's apply to the forward: per thread.
+    slot = threading.local()
+    check = functools.partial(check_first_result, spec)
+    backward = _setup_context_backward(spec)
+    functorch = _setup_context_carrier(spec, slot, check, backward)
+    if spec.fill_defaults:
+        # A setup_context-style original: its own apply binds defaults and runs
+        # setup_context, so the setup_context carrier *is* the eager carrier.
+        eager = functorch
+    else:
+        eager = _combined_carrier(spec, check)
+    if spec.decorated is not None:
+        spec.decorated.eager_ctx = eager._backward_cls
+        if spec.fill_defaults:
+            spec.decorated.eager_backward = backward
+    return Carriers(eager, functorch, _functorch_apply(spec, slot, functorch, eager))
+
+
+def _setup_context_carrier(
+    spec: Spec, slot: threading.local, check: Callable[[Any, tuple], None], backward: Callable
+) -> type:
+    """The setup_context-style Function that torch.func transforms get (see the package docstring)."""
+    forward = _setup_context_forward(spec, _forward_run(spec, slot, _decorated_forward(spec, check)))
+    decorated_bwd = backward
+    if spec.decorated is not None:
+        spec.decorated.functorch_backward = backward
+        decorated_bwd = spec.decorated.backward
+    namespace: dict[str, Any] = {
+        "forward": staticmethod(forward),
+        "setup_context": staticmethod(_setup_context(spec, slot)),
+        "backward": staticmethod(decorated_bwd),
+        # No rule of the original's own: torch generates one by vmapping fwd and bwd (a
+        # Function it cannot vmap, e.g. one with mark_dirty, still raises torch's error).
+        "generate_vmap_rule": spec.generate_vmap_rule or spec.vmap is None,
+        "__module__": spec.module,
+        "__qualname__": spec.name,
+    }
+    if spec.vmap is not None:
+        namespace["vmap"] = staticmethod(spec.vmap)
+    if spec.jvp is not None:
+        namespace["jvp"] = staticmethod(_jvp_method(spec.jvp, spec.fsaved_idx, spec.record))
+    if spec.symbolic is not None:
+        namespace["symbolic"] = staticmethod(spec.symbolic)
+    return type(spec.name, (torch.autograd.Function,), namespace)
+
+
+def _forward_run(spec: Spec, slot: threading.local, decorated_fwd: Callable) -> Callable:
+    """What the setup_context carrier's forward runs: fwd, then, in ``slot``, how each later
+    setup_context call finds the residuals again among its own inputs and outputs."""
+    saved_idx, saved_tensors_idx, dirty = spec.saved_idx, spec.saved_tensors_idx, spec.dirty
     # setup_context may not save an input that forward returns as-is. A setup_context-style
     # original doing so fails in torch too; a combined-style one works, so its carrier returns
     # a view of such an input instead (what autograd makes of it anyway).
     view_returned_inputs = not spec.fill_defaults
     record = spec.record
-    slot = threading.local()
-
-    check = functools.partial(check_first_result, spec)
-    decorated_fwd = _decorated_forward(spec, check)
 
     def run(*args: Any, **kwargs: Any) -> Any:
         holder = _CtxStandIn()
@@ -177,6 +218,41 @@ def _build_carriers(spec: Spec) -> Carriers:
             group = tuple(_locate(v, args, flat_out) for v in residuals[saved_tensors_idx])
         slot.value = (recipe, group, dict(vars(holder)))
         return outputs
+
+    return run
+
+
+def _setup_context_forward(spec: Spec, run: Callable) -> Callable:
+    """The carrier's ``forward``: ``run`` under the signature torch binds ``apply``'s arguments to."""
+    hidden = ("needs_input_grad",) if spec.fwd_needs_input_grad else ()
+    if spec.decorated is not None and not spec.fill_defaults:
+        # The decorators must see the inputs apply got, as in eager, not forward's defaults
+        # filled in (keywords are bound to positions before this carrier is applied).
+        # (The engine never combines replayed decorators with a ctx record: no hidden slots.)
+        def forward(*args: Any) -> Any:
+            return run(*args)
+
+        forward.__qualname__ = spec.fwd.__qualname__
+    else:
+        forward = _forward_with_signature(spec.fwd, run, hidden)
+    if not spec.fill_defaults:
+        # The combined style does not fill forward's defaults before apply.
+        forward.__signature__ = inspect.Signature(
+            [
+                inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+                inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
+            ]
+        )
+    return forward
+
+
+def _setup_context(spec: Spec, slot: threading.local) -> Callable:
+    """The carrier's ``setup_context``: the residuals re-bound from ``slot``'s recipe, then
+    saved, kept and marked on ctx as the original did."""
+    saved_idx, saved_tensors_idx, fsaved_idx = spec.saved_idx, spec.saved_tensors_idx, spec.fsaved_idx
+    nondiff, dirty = spec.nondiff, spec.dirty
+    materialize_grads = spec.materialize_grads
+    record = spec.record
 
     def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
         recipe, group, holder_attrs = slot.value  # peek, never pop: one forward, many setups
@@ -209,6 +285,17 @@ def _build_carriers(spec: Spec) -> Carriers:
         if nondiff:
             ctx.mark_non_differentiable(*[flat_out[j] for j in nondiff])
 
+    return setup_context
+
+
+def _setup_context_backward(spec: Spec) -> Callable:
+    """The setup_context carrier's ``backward``: bwd on the residuals rebuilt from ctx."""
+    bwd = spec.bwd
+    saved_idx, saved_tensors_idx = spec.saved_idx, spec.saved_tensors_idx
+    bwd_needs_input_grad = spec.bwd_needs_input_grad
+    reads_saved = spec.bwd_reads_saved
+    record = spec.record
+
     def backward(ctx: Any, *grads: Any) -> Any:
         if spec.saved_on_demand:
             on_demand = SavedOnDemand(ctx, ctx._inliner_plain, saved_idx, saved_tensors_idx)
@@ -228,48 +315,11 @@ def _build_carriers(spec: Spec) -> Carriers:
             return bwd(tuple(residuals), *grads, needs_input_grad=ctx.needs_input_grad)
         return bwd(tuple(residuals), *grads)
 
-    decorated_bwd = backward
-    if spec.decorated is not None:
-        spec.decorated.functorch_backward = backward
-        decorated_bwd = spec.decorated.backward
+    return backward
 
-    hidden = ("needs_input_grad",) if spec.fwd_needs_input_grad else ()
-    if spec.decorated is not None and not spec.fill_defaults:
-        # The decorators must see the inputs apply got, as in eager, not forward's defaults
-        # filled in (keywords are bound to positions before this carrier is applied).
-        # (The engine never combines replayed decorators with a ctx record: no hidden slots.)
-        def forward(*args: Any) -> Any:
-            return run(*args)
 
-        forward.__qualname__ = fwd.__qualname__
-    else:
-        forward = _forward_with_signature(fwd, run, hidden)
-    if not spec.fill_defaults:
-        # The combined style does not fill forward's defaults before apply.
-        forward.__signature__ = inspect.Signature(
-            [
-                inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
-                inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
-            ]
-        )
-
-    namespace: dict[str, Any] = {
-        "forward": staticmethod(forward),
-        "setup_context": staticmethod(setup_context),
-        "backward": staticmethod(decorated_bwd),
-        # No rule of the original's own: torch generates one by vmapping fwd and bwd (a
-        # Function it cannot vmap, e.g. one with mark_dirty, still raises torch's error).
-        "generate_vmap_rule": spec.generate_vmap_rule or spec.vmap is None,
-        "__module__": spec.module,
-        "__qualname__": name,
-    }
-    if spec.vmap is not None:
-        namespace["vmap"] = staticmethod(spec.vmap)
-    if spec.jvp is not None:
-        namespace["jvp"] = staticmethod(_jvp_method(spec.jvp, fsaved_idx, record))
-    if spec.symbolic is not None:
-        namespace["symbolic"] = staticmethod(spec.symbolic)
-    functorch = type(name, (torch.autograd.Function,), namespace)
+def _functorch_apply(spec: Spec, slot: threading.local, functorch: type, eager: type) -> Callable:
+    """``functorch.apply`` as torch.func calls it, giving eager's inputs and repeated outputs."""
 
     def functorch_apply(*args: Any, **kwargs: Any) -> Any:
         # Keywords: torch.func takes positional inputs only. A setup_context-style
@@ -292,48 +342,44 @@ def _build_carriers(spec: Spec) -> Carriers:
             out = tuple(out)
         return out
 
-    if spec.fill_defaults:
-        # A setup_context-style original: its own apply binds defaults and runs
-        # setup_context, so the setup_context carrier *is* the eager carrier.
-        eager = functorch
-    else:
-        eager_forward, eager_backward, eager_jvp = _combined_carrier_methods(
-            fwd,
-            bwd,
-            saved_idx=saved_idx,
-            saved_tensors_idx=saved_tensors_idx,
-            nondiff=nondiff,
-            dirty=dirty,
-            materialize_grads=materialize_grads,
-            bwd_needs_input_grad=bwd_needs_input_grad,
-            bwd_reads_saved=reads_saved,
-            saved_on_demand=spec.saved_on_demand,
-            fsaved_idx=fsaved_idx,
-            jvp=spec.jvp,
-            check=check,
-            record=record,
-            fwd_needs_input_grad=spec.fwd_needs_input_grad,
-        )
-        if spec.decorated is not None:
-            spec.decorated.eager_forward, eager_forward = eager_forward, spec.decorated.forward
-            spec.decorated.eager_backward, eager_backward = eager_backward, spec.decorated.backward
-        eager = type(
-            name,
-            (torch.autograd.Function,),
-            {
-                "forward": staticmethod(eager_forward),
-                "backward": staticmethod(eager_backward),
-                **({"jvp": staticmethod(eager_jvp)} if eager_jvp is not None else {}),
-                **({"symbolic": staticmethod(spec.symbolic)} if spec.symbolic is not None else {}),
-                "__module__": spec.module,
-                "__qualname__": name,
-            },
-        )
+    return functorch_apply
+
+
+def _combined_carrier(spec: Spec, check: Callable[[Any, tuple], None]) -> type:
+    """The eager carrier of a combined-style original: a combined-style Function whose
+    methods are generated for it (``inliner.runtime._generated``)."""
+    eager_forward, eager_backward, eager_jvp = _combined_carrier_methods(
+        spec.fwd,
+        spec.bwd,
+        saved_idx=spec.saved_idx,
+        saved_tensors_idx=spec.saved_tensors_idx,
+        nondiff=spec.nondiff,
+        dirty=spec.dirty,
+        materialize_grads=spec.materialize_grads,
+        bwd_needs_input_grad=spec.bwd_needs_input_grad,
+        bwd_reads_saved=spec.bwd_reads_saved,
+        saved_on_demand=spec.saved_on_demand,
+        fsaved_idx=spec.fsaved_idx,
+        jvp=spec.jvp,
+        check=check,
+        record=spec.record,
+        fwd_needs_input_grad=spec.fwd_needs_input_grad,
+    )
     if spec.decorated is not None:
-        spec.decorated.eager_ctx = eager._backward_cls
-        if spec.fill_defaults:
-            spec.decorated.eager_backward = backward
-    return Carriers(eager, functorch, functorch_apply)
+        spec.decorated.eager_forward, eager_forward = eager_forward, spec.decorated.forward
+        spec.decorated.eager_backward, eager_backward = eager_backward, spec.decorated.backward
+    return type(
+        spec.name,
+        (torch.autograd.Function,),
+        {
+            "forward": staticmethod(eager_forward),
+            "backward": staticmethod(eager_backward),
+            **({"jvp": staticmethod(eager_jvp)} if eager_jvp is not None else {}),
+            **({"symbolic": staticmethod(spec.symbolic)} if spec.symbolic is not None else {}),
+            "__module__": spec.module,
+            "__qualname__": spec.name,
+        },
+    )
 
 
 def _locate(value: Any, args: tuple, flat_out: tuple) -> tuple:

@@ -348,23 +348,7 @@ def _functorch_apply(spec: Spec, slot: threading.local, functorch: type, eager: 
 def _combined_carrier(spec: Spec, check: Callable[[Any, tuple], None]) -> type:
     """The eager carrier of a combined-style original: a combined-style Function whose
     methods are generated for it (``inliner.runtime._generated``)."""
-    eager_forward, eager_backward, eager_jvp = _combined_carrier_methods(
-        spec.fwd,
-        spec.bwd,
-        saved_idx=spec.saved_idx,
-        saved_tensors_idx=spec.saved_tensors_idx,
-        nondiff=spec.nondiff,
-        dirty=spec.dirty,
-        materialize_grads=spec.materialize_grads,
-        bwd_needs_input_grad=spec.bwd_needs_input_grad,
-        bwd_reads_saved=spec.bwd_reads_saved,
-        saved_on_demand=spec.saved_on_demand,
-        fsaved_idx=spec.fsaved_idx,
-        jvp=spec.jvp,
-        check=check,
-        record=spec.record,
-        fwd_needs_input_grad=spec.fwd_needs_input_grad,
-    )
+    eager_forward, eager_backward, eager_jvp = _combined_carrier_methods(spec, check)
     if spec.decorated is not None:
         spec.decorated.eager_forward, eager_forward = eager_forward, spec.decorated.forward
         spec.decorated.eager_backward, eager_backward = eager_backward, spec.decorated.backward

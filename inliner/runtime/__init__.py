@@ -38,7 +38,7 @@ import importlib.abc
 import importlib.util
 import sys
 import weakref
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import torch
 import torch.fx
@@ -200,48 +200,10 @@ def custom_vjp(
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
-    - ``saved_for_backward_idx``: residuals (each a tensor or None) that the original
-      sent through ``ctx.save_for_backward``; the others are kept as plain references.
-    - ``saved_tensors_idx``: a residual that is a whole ``saved_tensors`` tuple (used
-      when the original saved conditionally or a variable number of tensors).
-    - ``non_differentiable_idx``: output positions passed to ``mark_non_differentiable``.
-    - ``dirty_idx``: input positions passed to ``mark_dirty``.
-    - ``materialize_grads=False`` replays ``ctx.set_materialize_grads(False)``.
-    - ``fill_defaults``: True for originals in the setup_context style (torch fills
-      forward's defaults before apply); False for the combined style (it does not).
-    - ``forward_decorators`` / ``backward_decorators``: the original's decorators, in
-      source order (``custom_fwd``, ``custom_bwd``, ``once_differentiable``, or any
-      other), applied here, once, as the original's class body applied them
-      (``inliner.runtime._replay``); a setup_context-style forward takes none. ``backward_name``
-      is what the decorated backward was called (``vjp``), for decorators that read it.
-    - ``bwd_needs_input_grad``: pass ``needs_input_grad=ctx.needs_input_grad`` to bwd.
-    - ``jvp(residuals, *tangents)``: the forward-mode rule, if the original had one;
-      ``saved_for_forward_idx`` are the residuals it sent through ``ctx.save_for_forward``.
-    - ``bwd_reads_saved=False``: the original backward never read ``ctx.saved_tensors``,
-      so neither does the carrier (reading runs the version check); those residual slots
-      reach bwd as None.
-    - ``saved_on_demand``: the original backward read ``ctx.saved_tensors`` only on some
-      paths, after a return, or more than once; bwd reads the saved slots of its residuals
-      where the original read them, and the carriers pass a ``SavedOnDemand`` that reads
-      ``ctx.saved_tensors`` at each such access.
-    - ``symbolic``: the original's ONNX ``symbolic(g, *inputs)``, put on every carrier,
-      where the TorchScript-based ``torch.onnx.export`` looks for it.
-    - ``ctx_record=True``: fwd's one residual is a ``Record`` (its ctx, made explicit);
-      what fwd saved and marked on it is replayed on the real ctx, and bwd (and jvp)
-      get it back bound to that ctx. The index and flag arguments above are then unused.
-    - ``fwd_needs_input_grad``: fwd takes ``needs_input_grad`` (the apply slots' flags,
-      as ``ctx.needs_input_grad`` gives them) as a keyword-only argument.
-    - ``compile_kind``: how ``torch.compile`` may see the call (see inliner.runtime._dynamo).
-      ``"traceable"`` (pure torch bodies): one graph node, compiled through.
-      ``"opaque"`` (bodies fake tensors cannot run) and ``"side_effecting"`` (bodies
-      whose Python effects must happen on every call): an eager island, as dynamo
-      makes of the original (a graph break at the call); ``compile_reason`` says why,
-      for the error ``fullgraph=True`` raises.
-
-    Nothing is built here but the flat function (and the decorated trampolines, if the
-    original had decorators): the carriers are made on its first call, so importing a
-    module with many flattened Functions stays cheap.
-
+    Each keyword is a fact about the original Function, documented on the ``Spec`` field
+    that keeps it (``inliner.runtime._spec``). Nothing is built here but the flat function
+    (and the decorated trampolines, if the original had decorators): the carriers are made
+    on its first call, so importing a module with many flattened Functions stays cheap.
     The indices are checked here, and against what fwd returns on its first call
     (``inliner.runtime._contract``): a mismatch raises an error naming the function.
     """
@@ -281,17 +243,46 @@ def custom_vjp(
         compile_kind=_checked_compile_kind(compile_kind),
         compile_reason=compile_reason,
     )
-    if forward_decorators or backward_decorators:
-        params, call, defaults, _ = _signature_parts(fwd)
-        spec.decorated = Decorated(
-            fwd,
-            (params, call, defaults),
-            name,
-            spec.module,
-            spec.forward_decorators,
-            spec.backward_decorators,
-            backward_name,
-        )
+    spec.decorated = _decorations(spec, backward_name)
+    made = _callables(spec)
+    node = _graph_node(made.flat)
+    _describe(spec, made, node)
+    _register_with_dynamo(_DynamoEntry(spec, made.flat, node, made.public, made.untraced, made.dispatch))
+    _register_with_thunder((made.flat, node, made.public), spec)
+    return made.public
+
+
+def _decorations(spec: Spec, backward_name: str) -> Decorated | None:
+    """The original's decorators applied, once, to the trampolines every carrier shares
+    (``inliner.runtime._replay``); None without decorators."""
+    if not (spec.forward_decorators or spec.backward_decorators):
+        return None
+    params, call, defaults, _ = _signature_parts(spec.fwd)
+    return Decorated(
+        spec.fwd,
+        (params, call, defaults),
+        spec.name,
+        spec.module,
+        spec.forward_decorators,
+        spec.backward_decorators,
+        backward_name,
+    )
+
+
+class _Callables(NamedTuple):
+    """The closures of one flat callable (see ``_callables``)."""
+
+    flat: Callable  # the fast path, else ``dispatch``
+    public: Callable  # what the user calls: ``flat``, behind input casting and an island if any
+    carriers: Callable[[], Carriers]  # the carriers, built on the first call
+    dispatch: Callable  # (args, kwargs): an fx node, or the call with no tracer checks
+    untraced: Callable  # (args, kwargs) -> the carrier's result, no tracer checks
+
+
+def _callables(spec: Spec) -> _Callables:
+    """The flat callable and what it calls, as closures made once: a call does no lookup
+    but of locals (the fast path's types and checks are bound here, not read per call)."""
+    name = spec.name
     built: list[Carriers] = []
     eager_apply: list[Callable] = []  # what the fast path calls, once built (the hot path)
     plain_types = _PLAIN_TYPES
@@ -351,31 +342,38 @@ def custom_vjp(
             return carriers().functorch_apply(*args, **kwargs)
         return carriers().eager.apply(*args, **kwargs)
 
-    # What the user calls: ``flat`` itself, or, for a ``custom_fwd(cast_inputs=...)``
-    # original, ``flat`` behind that decorator's input casting (see _with_input_casting).
+    public = _public(spec, flat)
+    return _Callables(flat, public, carriers, dispatch, untraced)
+
+
+def _public(spec: Spec, flat: Callable) -> Callable:
+    """What the user calls: ``flat`` itself, or, for a ``custom_fwd(cast_inputs=...)``
+    original, ``flat`` behind that decorator's input casting (see _with_input_casting);
+    that, for a Function torch.compile must not trace, as an eager island."""
     cast = _cast_inputs_of(spec.forward_decorators)
     public = flat if cast is None else _with_input_casting(flat, *cast)
-    # What dynamo puts in its graph for a traceable call (flat itself is replaced, for
-    # dynamo, by a shim that calls it: see inliner.runtime._dynamo).
-    node = _graph_node(flat)
     if spec.compile_kind != "traceable":
         public = _eager_island(public, _island_message(spec))
-    for fn in {flat, public, node}:
-        fn.__name__ = name
-        fn.__qualname__ = name
+    return public
+
+
+def _describe(spec: Spec, made: _Callables, node: Callable) -> None:
+    """Name the callables after the original, and give the public one what
+    ``FlatFunction`` documents."""
+    public = made.public
+    for fn in {made.flat, public, node}:
+        fn.__name__ = spec.name
+        fn.__qualname__ = spec.name
         fn.__module__ = spec.module
-        fn.__doc__ = getattr(fwd, "__doc__", None)
-    public.fwd = fwd  # type: ignore[attr-defined]
-    public.bwd = bwd  # type: ignore[attr-defined]
+        fn.__doc__ = getattr(spec.fwd, "__doc__", None)
+    public.fwd = spec.fwd  # type: ignore[attr-defined]
+    public.bwd = spec.bwd  # type: ignore[attr-defined]
     public.apply = public  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
-    public.carriers = carriers  # type: ignore[attr-defined]
+    public.carriers = made.carriers  # type: ignore[attr-defined]
     public.compile_kind = spec.compile_kind  # type: ignore[attr-defined]
     public.compile_reason = spec.compile_reason  # type: ignore[attr-defined]
     # the call node dynamo's graph holds (the island itself: dynamo never captures it)
     public.call = node if spec.compile_kind == "traceable" else public  # type: ignore[attr-defined]
-    _register_with_dynamo(_DynamoEntry(spec, flat, node, public, untraced, dispatch))
-    _register_with_thunder((flat, node, public), spec)
-    return public
 
 
 def _cast_inputs_of(decorators: Sequence[Callable]) -> tuple[str, Any] | None:
@@ -430,8 +428,9 @@ class _DynamoEntry:
 
 
 def _graph_node(flat: Callable) -> Callable:
-    """A twin of ``flat`` for dynamo's graph: dynamo replaces ``flat`` itself by a shim
-    (``inliner.runtime._dynamo``) whose plain-argument calls end in this one node."""
+    """A twin of ``flat`` for dynamo's graph, what it holds for a traceable call: dynamo
+    replaces ``flat`` itself by a shim (``inliner.runtime._dynamo``) whose plain-argument
+    calls end in this one node."""
 
     def node(*args: Any, **kwargs: Any) -> Any:
         return flat(*args, **kwargs)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -22,7 +23,6 @@ from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
 from inliner.runtime._record import Record, bind, copy_with, replay, state_of
 from inliner.runtime._residuals import SavedOnDemand, _jvp_method
 from inliner.runtime._spec import Spec
-
 
 # ``autograd.Function``'s C-level apply (what ``Function.apply`` ends in via ``super()``).
 _C_APPLY = torch._C._FunctionBase.__dict__["apply"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from inliner.runtime._contract import first_call_checked
 from inliner.runtime._record import replay
@@ -60,6 +61,7 @@ def _signature_parts(fwd: Callable, hidden: tuple[str, ...] = ()) -> tuple[list[
 
 
 def _compile(src: str, label: str, namespace: dict[str, Any], name: str) -> Callable:
+    """The function ``name`` that ``src`` defines over ``namespace`` (``label`` names it in tracebacks)."""
     exec(compile(src, label, "exec"), namespace)
     return namespace[name]
 

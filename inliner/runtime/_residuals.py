@@ -8,7 +8,8 @@ tuple ``fwd`` returned, for a backward that reads ``ctx.saved_tensors`` only on 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from inliner.runtime._record import bind
 

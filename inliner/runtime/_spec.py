@@ -8,7 +8,8 @@ it, except ``decorated``, which ``custom_vjp`` fills once the spec exists.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from inliner.runtime._replay import Decorated

@@ -139,8 +139,9 @@ def _decorated_forward(spec: Spec, check: Callable[[Any, tuple], None] | None = 
 
 def _build_carriers(spec: Spec) -> Carriers:
     """The carriers of ``spec``: made once, on the flat callable's first call."""
-    # What one forward hands the setup_context calls that follow it (torch.func makes one
-    # per transform level), and torch.func's apply to the forward: per thread.
+    # What the setup_context carrier's pieces hand each other within one call, per thread:
+    # forward's recipe to every setup_context (torch.func makes one per transform level),
+    # torch.func's needs_input_grad to forward, forward's repeated outputs back to it.
     slot = threading.local()
     check = functools.partial(check_first_result, spec)
     backward = _setup_context_backward(spec)

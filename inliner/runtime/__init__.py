@@ -12,6 +12,8 @@ the original's (see docs/semantics.md §0).
 - The **setup_context carrier** is what ``torch.func`` transforms get (and what a
   setup_context-style original always uses), so ``grad``/``vjp``/``jacrev`` work even
   where the original was written in the combined ``forward(ctx, ...)`` style.
+- The carriers are built on the first call (``inliner.runtime._carriers``), from the
+  ``Spec`` that holds what ``custom_vjp`` was given (``inliner.runtime._spec``).
 - Under ``thunder.jit`` no carrier is used: ``inliner.runtime._thunder`` (loaded when thunder
   is) gives each flat callable a thunder lookaside that traces ``fwd`` and ``bwd``
   directly, the way thunder handles the ``autograd_function_apply`` op.
@@ -34,19 +36,20 @@ import dataclasses
 import functools
 import importlib.abc
 import importlib.util
-import inspect
 import sys
-import threading
 import weakref
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import torch
 import torch.fx
 
-from inliner.runtime._contract import check_first_result, check_indices, first_call_checked
-from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
-from inliner.runtime._record import Record, bind, copy_with, replay, state_of
+from inliner.runtime._carriers import Carriers, _build_carriers, _decorated_forward, _fast_apply
+from inliner.runtime._contract import check_indices
+from inliner.runtime._generated import _signature_parts
+from inliner.runtime._record import Record
 from inliner.runtime._replay import Decorated
+from inliner.runtime._residuals import SavedOnDemand as SavedOnDemand  # what bwd may be handed
+from inliner.runtime._spec import Spec
 
 try:  # dynamo's frame hook: None where no torch.compile is running
     from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
@@ -74,86 +77,6 @@ _TENSOR_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
 # functional or functorch tensors), fx proxies, and containers (they may hold either:
 # dispatch looks inside).
 _NOT_OBJECTS = (torch.Tensor, torch.fx.Proxy, list, tuple, dict)
-
-# ``autograd.Function``'s C-level apply (what ``Function.apply`` ends in via ``super()``).
-_C_APPLY = torch._C._FunctionBase.__dict__["apply"]
-
-
-def _fast_apply(carrier: type, fill_defaults: bool) -> Callable:
-    """What a fast-path call runs: ``carrier.apply`` minus what cannot apply to it.
-
-    For plain tensors outside torch.func, ``Function.apply`` does three things: bind
-    forward's defaults when the class defines setup_context, unwrap dead functorch
-    wrappers, and call the C apply. A combined-style carrier has no setup_context and
-    the fast path admits no functorch wrapper, so only the C apply is left (it saves
-    about 1.5 us a call, a third of the per-call cost of a small Function).
-    """
-    if fill_defaults:
-        return carrier.apply
-    return _C_APPLY.__get__(None, carrier)
-
-
-_keyword_support: list[TypeError | None] = []  # [None] where apply binds keywords, else [its error]
-
-
-def _apply_keyword_error() -> TypeError | None:
-    """None where the C apply binds keywords (torch 2.13), else the TypeError it raises
-    for any keyword (torch 2.9: ``apply() takes no keyword arguments``)."""
-    if not _keyword_support:
-        from torch._functorch.utils import enable_single_level_autograd_function
-
-        class _Probe(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx: Any, x: Any) -> Any:
-                return x
-
-            @staticmethod
-            def backward(ctx: Any, grad: Any) -> Any:
-                return grad
-
-        try:
-            # No tensor goes in; the guard lets the C apply run inside a transform (as
-            # torch's own custom_function_call does).
-            with enable_single_level_autograd_function():
-                _C_APPLY.__get__(None, _Probe)(x=None)
-            _keyword_support.append(None)
-        except TypeError as exc:
-            _keyword_support.append(exc)
-    return _keyword_support[0]
-
-
-def _bind_keywords(forward: Callable, args: tuple, kwargs: dict) -> tuple:
-    """The positional inputs eager's C apply makes of ``apply(*args, **kwargs)`` for a
-    Function without setup_context (combined style), with its errors.
-
-    torch 2.13 maps each keyword to a slot by ``forward.__code__``'s positional names
-    after ctx (the outermost function's code: a ``custom_fwd``-wrapped forward has none),
-    in keyword order; a slot below ``len(args)`` or an unknown name is an error. The slots
-    end at the last one filled, and one left empty before it is an error: defaults are
-    not filled, so the input count (``needs_input_grad``, the gradients backward must
-    return) is eager's. torch.func's carrier then gets the same inputs, positionally.
-    """
-    error = _apply_keyword_error()
-    if error is not None:
-        raise type(error)(*error.args)
-    code = forward.__code__
-    names = code.co_varnames[1 : code.co_argcount]
-    slots: list[Any] = list(args)
-    empty = object()
-    for key, value in kwargs.items():
-        try:
-            index = names.index(key)
-        except ValueError:
-            raise TypeError(f"forward() got an unexpected keyword argument '{key}'") from None
-        if index < len(args):
-            raise TypeError(f"forward() got multiple values for argument '{key}'")
-        if index >= len(slots):
-            slots.extend([empty] * (index + 1 - len(slots)))
-        slots[index] = value
-    for index in range(len(args), len(slots)):
-        if slots[index] is empty:
-            raise TypeError(f"forward() missing required argument: '{names[index]}' (position {index})")
-    return tuple(slots)
 
 
 def _find_proxy(values: Iterable[Any]) -> Any:
@@ -205,236 +128,6 @@ def _fx_argument(value: Any) -> bool:
     return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
-def _signature_parts(fwd: Callable, hidden: tuple[str, ...] = ()) -> tuple[list[str], list[str], dict[str, Any], str]:
-    """``fwd``'s parameter list as source text, the matching call arguments, the defaults
-    (referenced as ``__defaults[...]``) and an expression for the positional inputs.
-    ``hidden`` keyword-only parameters are the carrier's to pass, not the caller's."""
-    sig = inspect.signature(fwd)
-    params, call, positional = [], [], []
-    defaults: dict[str, Any] = {}
-    seen_kwonly_marker = False
-    for p in sig.parameters.values():
-        if p.kind is p.KEYWORD_ONLY and p.name in hidden:
-            continue
-        text = p.name
-        if p.default is not inspect.Parameter.empty:
-            defaults[p.name] = p.default
-            text += f"=__defaults[{p.name!r}]"
-        if p.kind is p.VAR_POSITIONAL:
-            params.append("*" + p.name)
-            call.append("*" + p.name)
-            positional.append("*" + p.name)
-            seen_kwonly_marker = True
-        elif p.kind is p.VAR_KEYWORD:
-            params.append("**" + p.name)
-            call.append("**" + p.name)
-        elif p.kind is p.KEYWORD_ONLY:
-            if not seen_kwonly_marker:
-                params.append("*")
-                seen_kwonly_marker = True
-            params.append(text)
-            call.append(f"{p.name}={p.name}")
-        else:
-            params.append(text)
-            call.append(p.name)
-            positional.append(p.name)
-    if any(p.kind is p.POSITIONAL_ONLY for p in sig.parameters.values()):
-        last = max(i for i, p in enumerate(sig.parameters.values()) if p.kind is p.POSITIONAL_ONLY)
-        params.insert(last + 1, "/")
-    positional_expr = "(" + "".join(f"{x}, " for x in positional) + ")"
-    return params, call, defaults, positional_expr
-
-
-def _compile(src: str, label: str, namespace: dict[str, Any], name: str) -> Callable:
-    exec(compile(src, label, "exec"), namespace)
-    return namespace[name]
-
-
-def _forward_with_signature(fwd: Callable, run: Callable, hidden: tuple[str, ...] = ()) -> Callable:
-    """A function with ``fwd``'s parameter names that calls ``run`` with the bound arguments.
-
-    torch 2.13 maps ``apply`` keywords to positional slots using forward's code
-    variable names, so the carrier's forward must carry the original's names.
-    """
-    params, call, defaults, _ = _signature_parts(fwd, hidden)
-    src = f"def forward({', '.join(params)}):\n    return __run({', '.join(call)})\n"
-    namespace: dict[str, Any] = {"__defaults": defaults, "__run": run}
-    forward = _compile(src, f"<inliner forward of {fwd.__qualname__}>", namespace, "forward")
-    forward.__qualname__ = fwd.__qualname__
-    return forward
-
-
-def _combined_carrier_methods(
-    fwd: Callable,
-    bwd: Callable,
-    *,
-    saved_idx: tuple[int, ...],
-    saved_tensors_idx: int | None,
-    nondiff: tuple[int, ...],
-    dirty: tuple[int, ...],
-    materialize_grads: bool,
-    bwd_needs_input_grad: bool,
-    bwd_reads_saved: bool = True,
-    saved_on_demand: bool = False,
-    fsaved_idx: tuple[int, ...] = (),
-    jvp: Callable | None = None,
-    check: Callable[[Any, tuple], None] | None = None,
-    record: bool = False,
-    fwd_needs_input_grad: bool = False,
-) -> tuple[Callable, Callable, Callable | None]:
-    """Straight-line ``forward(ctx, <fwd's parameters>)`` and ``backward(ctx, *grads)``.
-
-    They do exactly what the original's combined-style methods did with ctx, in the
-    carrier model of docs/semantics.md §0: the ``saved_idx`` residuals (then the members of
-    the ``saved_tensors_idx`` group) go through one ``save_for_backward``; the other
-    residuals stay plain references on ctx; the flags are replayed on the real ctx.
-    ``check`` looks at what fwd returns on the first call (then fwd is called directly).
-    With ``record``, the one residual is a ``Record`` whose saves and marks are replayed
-    on the real ctx instead (``inliner.runtime._record``).
-    """
-    hidden = ("needs_input_grad",) if fwd_needs_input_grad else ()
-    params, call, defaults, positional = _signature_parts(fwd, hidden)
-    ctx = "ctx"
-    taken = set(inspect.signature(fwd).parameters)
-    while ctx in taken:
-        ctx = "_" + ctx
-    if fwd_needs_input_grad:
-        call = [*call, f"needs_input_grad={ctx}.needs_input_grad"]
-    body = [f"__out, __res = __fwd({', '.join(call)})", "if type(__res) is not tuple:", "    __res = tuple(__res)"]
-    if record:
-        body.append(f"__replay({ctx}, __res[0])")
-    saved_exprs = [f"__res[{i}]" for i in saved_idx]
-    if saved_tensors_idx is not None:
-        saved_exprs.append(f"*__res[{saved_tensors_idx}]")
-    cleared = list(saved_idx) + ([saved_tensors_idx] if saved_tensors_idx is not None else [])
-    if saved_exprs:
-        body.append(f"{ctx}.save_for_backward({', '.join(saved_exprs)})")
-    if fsaved_idx:
-        body.append(f"{ctx}.save_for_forward({', '.join(f'__res[{i}]' for i in fsaved_idx)})")
-        cleared = cleared + list(fsaved_idx)
-    # The emitter puts saved residuals first (one per tensor, or the one group), then the
-    # forward-saved ones, then plain ones: backward then rebuilds the tuple with one
-    # concatenation instead of a per-slot copy (this is the hot path).
-    k = len(saved_idx) if saved_tensors_idx is None else (1 if not saved_idx and saved_tensors_idx == 0 else -1)
-    m = len(fsaved_idx)
-    prefix_layout = k >= 0 and saved_idx == tuple(range(len(saved_idx))) and fsaved_idx == tuple(range(k, k + m))
-    if prefix_layout:
-        body.append(f"{ctx}._inliner_tail = __res[{k + m}:]" if k + m else f"{ctx}._inliner_tail = __res")
-    if not prefix_layout or jvp is not None:
-        if cleared:
-            body.append("__plain = list(__res)")
-            body.extend(f"__plain[{i}] = None" for i in cleared)
-            body.append(f"{ctx}._inliner_plain = __plain")
-        else:
-            body.append(f"{ctx}._inliner_plain = __res")
-    if not materialize_grads:
-        body.append(f"{ctx}.set_materialize_grads(False)")
-    if dirty:
-        body.append(f"__inputs = {positional}")
-        body.append(f"{ctx}.mark_dirty({', '.join(f'__inputs[{i}]' for i in dirty)})")
-    if nondiff:
-        body.append("__flat_out = __out if isinstance(__out, tuple) else (__out,)")
-        body.append(f"{ctx}.mark_non_differentiable({', '.join(f'__flat_out[{j}]' for j in nondiff)})")
-    body.append("return __out")
-    src = f"def forward({', '.join([ctx] + params)}):\n" + "".join(f"    {line}\n" for line in body)
-    namespace: dict[str, Any] = {"__defaults": defaults, "__fwd": fwd, "__replay": replay}
-    if check is not None:
-        namespace["__fwd"] = first_call_checked(fwd, check, functools.partial(namespace.__setitem__, "__fwd"))
-    forward = _compile(src, f"<inliner forward of {fwd.__qualname__}>", namespace, "forward")
-    forward.__qualname__ = fwd.__qualname__
-
-    extra = ", needs_input_grad=ctx.needs_input_grad" if bwd_needs_input_grad else ""
-    if saved_on_demand:
-        plain = f"({'None, ' * (k + m)}) + ctx._inliner_tail" if prefix_layout else "ctx._inliner_plain"
-        lines = [f"return __bwd(__on_demand(ctx, {plain}, __saved_idx, __group_idx), *grads{extra})"]
-    elif prefix_layout:
-        if not k:
-            head = []
-        elif not bwd_reads_saved:
-            head = ["(" + "None, " * k + ")"]
-        elif saved_tensors_idx is not None:
-            head = ["(ctx.saved_tensors,)"]
-        else:
-            head = ["ctx.saved_tensors"]
-        parts = [*head, *(["(" + "None, " * m + ")"] if m else []), "ctx._inliner_tail"]
-        lines = [f"return __bwd({' + '.join(parts)}, *grads{extra})"]
-    elif (saved_idx or saved_tensors_idx is not None) and bwd_reads_saved:
-        lines = ["__res = list(ctx._inliner_plain)", "__saved = ctx.saved_tensors"]
-        lines.extend(f"__res[{i}] = __saved[{k}]" for k, i in enumerate(saved_idx))
-        if saved_tensors_idx is not None:
-            lines.append(f"__res[{saved_tensors_idx}] = tuple(__saved[{len(saved_idx)}:])")
-        lines.append(f"return __bwd(tuple(__res), *grads{extra})")
-    else:
-        lines = [f"return __bwd(ctx._inliner_plain, *grads{extra})"]
-    src = "def backward(ctx, *grads):\n" + "".join(f"    {line}\n" for line in lines)
-    namespace = {"__bwd": bwd, "__on_demand": SavedOnDemand, "__saved_idx": saved_idx, "__group_idx": saved_tensors_idx}
-    backward = _compile(src, f"<inliner backward of {bwd.__qualname__}>", namespace, "backward")
-    backward.__qualname__ = bwd.__qualname__
-    return forward, backward, (_jvp_method(jvp, fsaved_idx, record) if jvp is not None else None)
-
-
-def _jvp_method(jvp: Callable, fsaved_idx: tuple[int, ...], record: bool = False) -> Callable:
-    """``jvp(ctx, *tangents)``: in a jvp, ``ctx.saved_tensors`` are what forward saved for forward."""
-
-    def method(ctx: Any, *tangents: Any) -> Any:
-        residuals = list(ctx._inliner_plain)
-        if fsaved_idx:
-            saved = ctx.saved_tensors
-            for k, i in enumerate(fsaved_idx):
-                residuals[i] = saved[k]
-        if record:
-            bind(residuals[0], ctx)
-        return jvp(tuple(residuals), *tangents)
-
-    return method
-
-
-class SavedOnDemand:
-    """The residuals bwd gets when the original backward read ``ctx.saved_tensors`` only on
-    some paths (after an early return, inside a branch) or more than once.
-
-    Reading saved tensors is observable: it runs the version check, the saved-tensor unpack
-    hooks and the "backward through the graph a second time" check. So the saved slots are
-    read from ``ctx.saved_tensors`` at each access, which the flat bwd makes exactly where
-    (and as often as) the original read them (``residuals[:k]``); the other slots are plain
-    values. Indexing and slicing answer as the tuple ``fwd`` returned would.
-    """
-
-    __slots__ = ("_ctx", "_plain", "_saved_idx", "_group_idx")
-
-    def __init__(self, ctx: Any, plain: Sequence[Any], saved_idx: tuple[int, ...], group_idx: int | None) -> None:
-        self._ctx = ctx
-        self._plain = tuple(plain)
-        self._saved_idx = saved_idx
-        self._group_idx = group_idx
-
-    def __len__(self) -> int:
-        return len(self._plain)
-
-    def __iter__(self):
-        return iter(self[:])
-
-    def __getitem__(self, index: Any) -> Any:
-        wanted = range(len(self._plain))[index]
-        if isinstance(wanted, int):
-            return self._values((wanted,))[0]
-        return self._values(wanted)
-
-    def _values(self, wanted: Sequence[int]) -> tuple:
-        if not any(i in self._saved_idx or i == self._group_idx for i in wanted):
-            return tuple(self._plain[i] for i in wanted)
-        saved = self._ctx.saved_tensors  # one read, as one `ctx.saved_tensors` of the original
-        out = []
-        for i in wanted:
-            if i in self._saved_idx:
-                out.append(saved[self._saved_idx.index(i)])
-            elif i == self._group_idx:
-                out.append(tuple(saved[len(self._saved_idx) :]))
-            else:
-                out.append(self._plain[i])
-        return tuple(out)
-
-
 class FlatFunction:
     """Documentation of what ``custom_vjp`` returns: a plain function with these attributes."""
 
@@ -478,17 +171,6 @@ def _unwrap_staticmethod(fn: Any) -> Any:
     return fn.__func__ if isinstance(fn, staticmethod) else fn
 
 
-class Carriers:
-    """The carriers of one flat function (see the module docstring)."""
-
-    __slots__ = ("eager", "functorch", "functorch_apply")
-
-    def __init__(self, eager: type, functorch: type, functorch_apply: Callable) -> None:
-        self.eager = eager
-        self.functorch = functorch
-        self.functorch_apply = functorch_apply  # functorch.apply, with eager's repeated outputs
-
-
 def custom_vjp(
     fwd: Callable,
     bwd: Callable,
@@ -518,48 +200,10 @@ def custom_vjp(
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
-    - ``saved_for_backward_idx``: residuals (each a tensor or None) that the original
-      sent through ``ctx.save_for_backward``; the others are kept as plain references.
-    - ``saved_tensors_idx``: a residual that is a whole ``saved_tensors`` tuple (used
-      when the original saved conditionally or a variable number of tensors).
-    - ``non_differentiable_idx``: output positions passed to ``mark_non_differentiable``.
-    - ``dirty_idx``: input positions passed to ``mark_dirty``.
-    - ``materialize_grads=False`` replays ``ctx.set_materialize_grads(False)``.
-    - ``fill_defaults``: True for originals in the setup_context style (torch fills
-      forward's defaults before apply); False for the combined style (it does not).
-    - ``forward_decorators`` / ``backward_decorators``: the original's decorators, in
-      source order (``custom_fwd``, ``custom_bwd``, ``once_differentiable``, or any
-      other), applied here, once, as the original's class body applied them
-      (``inliner.runtime._replay``); a setup_context-style forward takes none. ``backward_name``
-      is what the decorated backward was called (``vjp``), for decorators that read it.
-    - ``bwd_needs_input_grad``: pass ``needs_input_grad=ctx.needs_input_grad`` to bwd.
-    - ``jvp(residuals, *tangents)``: the forward-mode rule, if the original had one;
-      ``saved_for_forward_idx`` are the residuals it sent through ``ctx.save_for_forward``.
-    - ``bwd_reads_saved=False``: the original backward never read ``ctx.saved_tensors``,
-      so neither does the carrier (reading runs the version check); those residual slots
-      reach bwd as None.
-    - ``saved_on_demand``: the original backward read ``ctx.saved_tensors`` only on some
-      paths, after a return, or more than once; bwd reads the saved slots of its residuals
-      where the original read them, and the carriers pass a ``SavedOnDemand`` that reads
-      ``ctx.saved_tensors`` at each such access.
-    - ``symbolic``: the original's ONNX ``symbolic(g, *inputs)``, put on every carrier,
-      where the TorchScript-based ``torch.onnx.export`` looks for it.
-    - ``ctx_record=True``: fwd's one residual is a ``Record`` (its ctx, made explicit);
-      what fwd saved and marked on it is replayed on the real ctx, and bwd (and jvp)
-      get it back bound to that ctx. The index and flag arguments above are then unused.
-    - ``fwd_needs_input_grad``: fwd takes ``needs_input_grad`` (the apply slots' flags,
-      as ``ctx.needs_input_grad`` gives them) as a keyword-only argument.
-    - ``compile_kind``: how ``torch.compile`` may see the call (see inliner.runtime._dynamo).
-      ``"traceable"`` (pure torch bodies): one graph node, compiled through.
-      ``"opaque"`` (bodies fake tensors cannot run) and ``"side_effecting"`` (bodies
-      whose Python effects must happen on every call): an eager island, as dynamo
-      makes of the original (a graph break at the call); ``compile_reason`` says why,
-      for the error ``fullgraph=True`` raises.
-
-    Nothing is built here but the flat function (and the decorated trampolines, if the
-    original had decorators): the carriers are made on its first call, so importing a
-    module with many flattened Functions stays cheap.
-
+    Each keyword is a fact about the original Function, documented on the ``Spec`` field
+    that keeps it (``inliner.runtime._spec``). Nothing is built here but the flat function
+    (and the decorated trampolines, if the original had decorators): the carriers are made
+    on its first call, so importing a module with many flattened Functions stays cheap.
     The indices are checked here, and against what fwd returns on its first call
     (``inliner.runtime._contract``): a mismatch raises an error naming the function.
     """
@@ -573,7 +217,7 @@ def custom_vjp(
     )
     if forward_decorators and fill_defaults:
         raise TypeError(f"custom_vjp {name}: a setup_context-style forward (fill_defaults=True) takes no ctx to decorate")
-    spec = _Spec(
+    spec = Spec(
         fwd=fwd,
         bwd=bwd,
         name=name,
@@ -599,18 +243,46 @@ def custom_vjp(
         compile_kind=_checked_compile_kind(compile_kind),
         compile_reason=compile_reason,
     )
-    spec.decorated = None
-    if forward_decorators or backward_decorators:
-        params, call, defaults, _ = _signature_parts(fwd)
-        spec.decorated = Decorated(
-            fwd,
-            (params, call, defaults),
-            name,
-            spec.module,
-            spec.forward_decorators,
-            spec.backward_decorators,
-            backward_name,
-        )
+    spec.decorated = _decorations(spec, backward_name)
+    made = _callables(spec)
+    node = _graph_node(made.flat)
+    _describe(spec, made, node)
+    _register_with_dynamo(_DynamoEntry(spec, made.flat, node, made.public, made.untraced, made.dispatch))
+    _register_with_thunder((made.flat, node, made.public), spec)
+    return made.public
+
+
+def _decorations(spec: Spec, backward_name: str) -> Decorated | None:
+    """The original's decorators applied, once, to the trampolines every carrier shares
+    (``inliner.runtime._replay``); None without decorators."""
+    if not (spec.forward_decorators or spec.backward_decorators):
+        return None
+    params, call, defaults, _ = _signature_parts(spec.fwd)
+    return Decorated(
+        spec.fwd,
+        (params, call, defaults),
+        spec.name,
+        spec.module,
+        spec.forward_decorators,
+        spec.backward_decorators,
+        backward_name,
+    )
+
+
+class _Callables(NamedTuple):
+    """The closures of one flat callable (see ``_callables``)."""
+
+    flat: Callable  # the fast path, else ``dispatch``
+    public: Callable  # what the user calls: ``flat``, behind input casting and an island if any
+    carriers: Callable[[], Carriers]  # the carriers, built on the first call
+    dispatch: Callable  # (args, kwargs): an fx node, or the call with no tracer checks
+    untraced: Callable  # (args, kwargs) -> the carrier's result, no tracer checks
+
+
+def _callables(spec: Spec) -> _Callables:
+    """The flat callable and what it calls, as closures made once: a call does no lookup
+    but of locals (the fast path's types and checks are bound here, not read per call)."""
+    name = spec.name
     built: list[Carriers] = []
     eager_apply: list[Callable] = []  # what the fast path calls, once built (the hot path)
     plain_types = _PLAIN_TYPES
@@ -670,31 +342,38 @@ def custom_vjp(
             return carriers().functorch_apply(*args, **kwargs)
         return carriers().eager.apply(*args, **kwargs)
 
-    # What the user calls: ``flat`` itself, or, for a ``custom_fwd(cast_inputs=...)``
-    # original, ``flat`` behind that decorator's input casting (see _with_input_casting).
+    public = _public(spec, flat)
+    return _Callables(flat, public, carriers, dispatch, untraced)
+
+
+def _public(spec: Spec, flat: Callable) -> Callable:
+    """What the user calls: ``flat`` itself, or, for a ``custom_fwd(cast_inputs=...)``
+    original, ``flat`` behind that decorator's input casting (see _with_input_casting);
+    that, for a Function torch.compile must not trace, as an eager island."""
     cast = _cast_inputs_of(spec.forward_decorators)
     public = flat if cast is None else _with_input_casting(flat, *cast)
-    # What dynamo puts in its graph for a traceable call (flat itself is replaced, for
-    # dynamo, by a shim that calls it: see inliner.runtime._dynamo).
-    node = _graph_node(flat)
     if spec.compile_kind != "traceable":
         public = _eager_island(public, _island_message(spec))
-    for fn in {flat, public, node}:
-        fn.__name__ = name
-        fn.__qualname__ = name
+    return public
+
+
+def _describe(spec: Spec, made: _Callables, node: Callable) -> None:
+    """Name the callables after the original, and give the public one what
+    ``FlatFunction`` documents."""
+    public = made.public
+    for fn in {made.flat, public, node}:
+        fn.__name__ = spec.name
+        fn.__qualname__ = spec.name
         fn.__module__ = spec.module
-        fn.__doc__ = getattr(fwd, "__doc__", None)
-    public.fwd = fwd  # type: ignore[attr-defined]
-    public.bwd = bwd  # type: ignore[attr-defined]
+        fn.__doc__ = getattr(spec.fwd, "__doc__", None)
+    public.fwd = spec.fwd  # type: ignore[attr-defined]
+    public.bwd = spec.bwd  # type: ignore[attr-defined]
     public.apply = public  # type: ignore[attr-defined]  # modules that still call Name.apply keep working
-    public.carriers = carriers  # type: ignore[attr-defined]
+    public.carriers = made.carriers  # type: ignore[attr-defined]
     public.compile_kind = spec.compile_kind  # type: ignore[attr-defined]
     public.compile_reason = spec.compile_reason  # type: ignore[attr-defined]
     # the call node dynamo's graph holds (the island itself: dynamo never captures it)
     public.call = node if spec.compile_kind == "traceable" else public  # type: ignore[attr-defined]
-    _register_with_dynamo(_DynamoEntry(spec, flat, node, public, untraced, dispatch))
-    _register_with_thunder((flat, node, public), spec)
-    return public
 
 
 def _cast_inputs_of(decorators: Sequence[Callable]) -> tuple[str, Any] | None:
@@ -732,297 +411,13 @@ def _with_input_casting(flat: Callable, device_type: str, cast_inputs: Any) -> C
     return public
 
 
-class _Spec:
-    """The static facts ``custom_vjp`` was given, kept until the carriers are built."""
-
-    def __init__(self, **facts: Any) -> None:
-        self.__dict__.update(facts)
-
-
-def _decorated_forward(spec: Any, check: Callable[[Any, tuple], None] | None = None) -> Callable:
-    """``fwd`` behind the original's forward decorators, called as ``(ctx, *args)``;
-    ``check`` looks at what fwd returns on the first call (then fwd is called directly).
-    Decorated forwards are the trampolines built once at the binding (unchecked)."""
-    if spec.decorated is not None:
-        return spec.decorated.forward
-    fwd = spec.fwd
-
-    def install(function: Callable) -> None:
-        nonlocal fwd
-        fwd = function
-
-    if check is not None:
-        fwd = first_call_checked(fwd, check, install)
-
-    def call_fwd(holder: _CtxStandIn, *args: Any, **kwargs: Any) -> Any:
-        return fwd(*args, **kwargs)
-
-    return call_fwd
-
-
-def _build_carriers(spec: Any) -> Carriers:
-    fwd, bwd, name = spec.fwd, spec.bwd, spec.name
-    saved_idx, saved_tensors_idx = spec.saved_idx, spec.saved_tensors_idx
-    nondiff, dirty = spec.nondiff, spec.dirty
-    materialize_grads = spec.materialize_grads
-    bwd_needs_input_grad = spec.bwd_needs_input_grad
-    reads_saved = spec.bwd_reads_saved
-    fsaved_idx = spec.fsaved_idx
-    # setup_context may not save an input that forward returns as-is. A setup_context-style
-    # original doing so fails in torch too; a combined-style one works, so its carrier returns
-    # a view of such an input instead (what autograd makes of it anyway).
-    view_returned_inputs = not spec.fill_defaults
-    record = spec.record
-    slot = threading.local()
-
-    check = functools.partial(check_first_result, spec)
-    decorated_fwd = _decorated_forward(spec, check)
-
-    def run(*args: Any, **kwargs: Any) -> Any:
-        holder = _CtxStandIn()
-        if spec.fwd_needs_input_grad:
-            kwargs = {**kwargs, "needs_input_grad": slot.needs_input_grad}
-        outputs, residuals = decorated_fwd(holder, *args, **kwargs)
-        residuals = tuple(residuals)
-        saved_also = residuals[0].to_save or () if record else ()
-        if view_returned_inputs:
-            outputs = _view_saved_inputs(outputs, args, residuals, saved_idx, saved_tensors_idx, saved_also)
-        flat_out = _flat_outputs(outputs)
-        dirty_now = _positions(residuals[0].dirty_tensors, args) if record else dirty
-        slot.repeats = _repeats(flat_out, args, dirty_now)
-        # Residuals that are inputs or outputs (also inside tuples and lists) are
-        # re-bound by position in every setup_context call: torch.func calls it once
-        # per transform level with differently wrapped tensors. Everything else is
-        # kept as the object.
-        recipe = tuple(_locate(value, args, flat_out) for value in residuals)
-        group = None
-        if saved_tensors_idx is not None:
-            group = tuple(_locate(v, args, flat_out) for v in residuals[saved_tensors_idx])
-        slot.value = (recipe, group, dict(vars(holder)))
-        return outputs
-
-    def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
-        recipe, group, holder_attrs = slot.value  # peek, never pop: one forward, many setups
-        flat_out = _flat_outputs(output)
-        residuals = [_resolve(step, inputs, flat_out) for step in recipe]
-        to_save = [residuals[i] for i in saved_idx]
-        n_group = 0
-        if group is not None:
-            group_values = [_resolve(step, inputs, flat_out) for step in group]
-            to_save.extend(group_values)
-            n_group = len(group_values)
-        if to_save:
-            ctx.save_for_backward(*to_save)
-        if fsaved_idx:
-            ctx.save_for_forward(*[residuals[i] for i in fsaved_idx])
-        for i in (*saved_idx, *fsaved_idx):
-            residuals[i] = None
-        if saved_tensors_idx is not None:
-            residuals[saved_tensors_idx] = None
-        ctx._inliner_plain = residuals
-        ctx._inliner_group = n_group
-        for key, value in holder_attrs.items():
-            setattr(ctx, key, value)
-        if record:
-            replay(ctx, residuals[0])
-        if not materialize_grads:
-            ctx.set_materialize_grads(False)
-        if dirty:
-            ctx.mark_dirty(*[inputs[i] for i in dirty])
-        if nondiff:
-            ctx.mark_non_differentiable(*[flat_out[j] for j in nondiff])
-
-    def backward(ctx: Any, *grads: Any) -> Any:
-        if spec.saved_on_demand:
-            on_demand = SavedOnDemand(ctx, ctx._inliner_plain, saved_idx, saved_tensors_idx)
-            if bwd_needs_input_grad:
-                return bwd(on_demand, *grads, needs_input_grad=ctx.needs_input_grad)
-            return bwd(on_demand, *grads)
-        residuals = list(ctx._inliner_plain)
-        if reads_saved and (saved_idx or ctx._inliner_group):
-            saved = ctx.saved_tensors
-            for k, i in enumerate(saved_idx):
-                residuals[i] = saved[k]
-            if saved_tensors_idx is not None:
-                residuals[saved_tensors_idx] = tuple(saved[len(saved_idx) :])
-        if record:
-            bind(residuals[0], ctx)
-        if bwd_needs_input_grad:
-            return bwd(tuple(residuals), *grads, needs_input_grad=ctx.needs_input_grad)
-        return bwd(tuple(residuals), *grads)
-
-    decorated_bwd = backward
-    if spec.decorated is not None:
-        spec.decorated.functorch_backward = backward
-        decorated_bwd = spec.decorated.backward
-
-    hidden = ("needs_input_grad",) if spec.fwd_needs_input_grad else ()
-    if spec.decorated is not None and not spec.fill_defaults:
-        # The decorators must see the inputs apply got, as in eager, not forward's defaults
-        # filled in (keywords are bound to positions before this carrier is applied).
-        # (The engine never combines replayed decorators with a ctx record: no hidden slots.)
-        def forward(*args: Any) -> Any:
-            return run(*args)
-
-        forward.__qualname__ = fwd.__qualname__
-    else:
-        forward = _forward_with_signature(fwd, run, hidden)
-    if not spec.fill_defaults:
-        # The combined style does not fill forward's defaults before apply.
-        forward.__signature__ = inspect.Signature(
-            [
-                inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
-                inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
-            ]
-        )
-
-    namespace: dict[str, Any] = {
-        "forward": staticmethod(forward),
-        "setup_context": staticmethod(setup_context),
-        "backward": staticmethod(decorated_bwd),
-        # No rule of the original's own: torch generates one by vmapping fwd and bwd (a
-        # Function it cannot vmap, e.g. one with mark_dirty, still raises torch's error).
-        "generate_vmap_rule": spec.generate_vmap_rule or spec.vmap is None,
-        "__module__": spec.module,
-        "__qualname__": name,
-    }
-    if spec.vmap is not None:
-        namespace["vmap"] = staticmethod(spec.vmap)
-    if spec.jvp is not None:
-        namespace["jvp"] = staticmethod(_jvp_method(spec.jvp, fsaved_idx, record))
-    if spec.symbolic is not None:
-        namespace["symbolic"] = staticmethod(spec.symbolic)
-    functorch = type(name, (torch.autograd.Function,), namespace)
-
-    def functorch_apply(*args: Any, **kwargs: Any) -> Any:
-        # Keywords: torch.func takes positional inputs only. A setup_context-style
-        # original's own apply binds them (with forward's defaults); for the combined
-        # style, bind them as eager's apply does for the eager carrier (no defaults).
-        if kwargs and not spec.fill_defaults:
-            args = _bind_keywords(eager.forward, args, kwargs)
-            kwargs = {}
-        # Eager autograd gives a tensor returned at several positions the gradient of the
-        # last of them (all positions are one object); torch.func would give each
-        # position its own. Returning the last position's tensor everywhere keeps eager's.
-        slot.repeats = ()
-        if spec.fwd_needs_input_grad:  # what eager's ctx.needs_input_grad holds for these slots
-            slot.needs_input_grad = tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
-        out = functorch.apply(*args, **kwargs)
-        if slot.repeats:
-            out = list(out)
-            for i, j in slot.repeats:
-                out[i] = out[j]
-            out = tuple(out)
-        return out
-
-    if spec.fill_defaults:
-        # A setup_context-style original: its own apply binds defaults and runs
-        # setup_context, so the setup_context carrier *is* the eager carrier.
-        eager = functorch
-    else:
-        eager_forward, eager_backward, eager_jvp = _combined_carrier_methods(
-            fwd,
-            bwd,
-            saved_idx=saved_idx,
-            saved_tensors_idx=saved_tensors_idx,
-            nondiff=nondiff,
-            dirty=dirty,
-            materialize_grads=materialize_grads,
-            bwd_needs_input_grad=bwd_needs_input_grad,
-            bwd_reads_saved=reads_saved,
-            saved_on_demand=spec.saved_on_demand,
-            fsaved_idx=fsaved_idx,
-            jvp=spec.jvp,
-            check=check,
-            record=record,
-            fwd_needs_input_grad=spec.fwd_needs_input_grad,
-        )
-        if spec.decorated is not None:
-            spec.decorated.eager_forward, eager_forward = eager_forward, spec.decorated.forward
-            spec.decorated.eager_backward, eager_backward = eager_backward, spec.decorated.backward
-        eager = type(
-            name,
-            (torch.autograd.Function,),
-            {
-                "forward": staticmethod(eager_forward),
-                "backward": staticmethod(eager_backward),
-                **({"jvp": staticmethod(eager_jvp)} if eager_jvp is not None else {}),
-                **({"symbolic": staticmethod(spec.symbolic)} if spec.symbolic is not None else {}),
-                "__module__": spec.module,
-                "__qualname__": name,
-            },
-        )
-    if spec.decorated is not None:
-        spec.decorated.eager_ctx = eager._backward_cls
-        if spec.fill_defaults:
-            spec.decorated.eager_backward = backward
-    return Carriers(eager, functorch, functorch_apply)
-
-
-def _locate(value: Any, args: tuple, flat_out: tuple) -> tuple:
-    """How to find ``value`` again in a later setup_context call: as an input, an output,
-    a tuple/list of such, or the object itself."""
-    if isinstance(value, torch.Tensor):
-        for i, arg in enumerate(args):
-            if value is arg:
-                return ("input", i, value)
-        for j, out in enumerate(flat_out):
-            if value is out:
-                return ("output", j, value)
-    elif type(value) in (tuple, list):
-        steps = tuple(_locate(v, args, flat_out) for v in value)
-        if any(step[0] != "value" for step in steps):
-            return (type(value).__name__, steps, value)
-    elif type(value) is Record:
-        # always a step of its own: each ctx gets its own record (writes stay per ctx)
-        state = {key: _locate(v, args, flat_out) for key, v in state_of(value).items()}
-        return ("record", state, value)
-    return ("value", None, value)
-
-
-def _positions(tensors: Any, args: tuple) -> tuple[int, ...]:
-    """Positions in ``args`` of the objects in ``tensors`` (mark_dirty's arguments)."""
-    return tuple(i for i, a in enumerate(args) if any(a is t for t in tensors or ()))
-
-
-def _view_saved_inputs(
-    outputs: Any, args: tuple, residuals: tuple, saved_idx: tuple, group_idx: int | None, saved_also: tuple = ()
-) -> Any:
-    """Outputs that are inputs and also saved for backward, replaced by views of themselves."""
-    saved = [residuals[i] for i in saved_idx] + (list(residuals[group_idx]) if group_idx is not None else [])
-    saved += list(saved_also)
-    flagged = [s for s in saved if isinstance(s, torch.Tensor) and any(s is a for a in args)]
-    if not flagged:
-        return outputs
-
-    def view(out: Any) -> Any:
-        return out.view_as(out) if any(out is f for f in flagged) else out
-
-    return tuple(view(o) for o in outputs) if isinstance(outputs, tuple) else view(outputs)
-
-
-def _resolve(step: tuple, inputs: tuple, flat_out: tuple) -> Any:
-    kind, index, value = step
-    if kind == "input" and index < len(inputs):
-        return inputs[index]
-    if kind == "output" and index < len(flat_out):
-        return flat_out[index]
-    if kind == "tuple":
-        return tuple(_resolve(s, inputs, flat_out) for s in index)
-    if kind == "list":
-        return [_resolve(s, inputs, flat_out) for s in index]
-    if kind == "record":
-        return copy_with(value, {key: _resolve(s, inputs, flat_out) for key, s in index.items()})
-    return value
-
-
 class _DynamoEntry:
     """What ``inliner.runtime._dynamo`` needs to present one flat callable to dynamo."""
 
     __slots__ = ("spec", "flat", "node", "public", "untraced", "dispatch", "__weakref__")
 
     def __init__(
-        self, spec: Any, flat: Callable, node: Callable, public: Callable, untraced: Callable, dispatch: Callable
+        self, spec: Spec, flat: Callable, node: Callable, public: Callable, untraced: Callable, dispatch: Callable
     ) -> None:
         self.spec = spec
         self.flat = flat  # what the user's code calls (behind the island or input casting, if any)
@@ -1033,8 +428,9 @@ class _DynamoEntry:
 
 
 def _graph_node(flat: Callable) -> Callable:
-    """A twin of ``flat`` for dynamo's graph: dynamo replaces ``flat`` itself by a shim
-    (``inliner.runtime._dynamo``) whose plain-argument calls end in this one node."""
+    """A twin of ``flat`` for dynamo's graph, what it holds for a traceable call: dynamo
+    replaces ``flat`` itself by a shim (``inliner.runtime._dynamo``) whose plain-argument
+    calls end in this one node."""
 
     def node(*args: Any, **kwargs: Any) -> Any:
         return flat(*args, **kwargs)
@@ -1076,7 +472,7 @@ def _checked_compile_kind(kind: str) -> str:
     return kind
 
 
-def _island_message(spec: Any) -> str:
+def _island_message(spec: Spec) -> str:
     """What ``torch.compile(fullgraph=True)`` says about an eager island: the Function,
     why, and how to override (dynamo's own hint below it names ``torch.compiler.disable``)."""
     reason = f" ({spec.compile_reason})" if spec.compile_reason else ""
@@ -1160,7 +556,7 @@ def _flush_dynamo(_dynamo_module: Any) -> None:
 _pending_thunder: "weakref.WeakKeyDictionary[Callable, Any]" = weakref.WeakKeyDictionary()
 
 
-def _register_with_thunder(fns: tuple[Callable, ...], spec: Any) -> None:
+def _register_with_thunder(fns: tuple[Callable, ...], spec: Spec) -> None:
     """Give ``thunder.jit`` a lookaside for each of ``fns`` (``inliner.runtime._thunder``), now
     if thunder is loaded, else right after it is first imported."""
     if "thunder" in sys.modules:
@@ -1171,7 +567,7 @@ def _register_with_thunder(fns: tuple[Callable, ...], spec: Any) -> None:
     _after_import("thunder", _flush_thunder)
 
 
-def _thunder_register(fns: tuple[Callable, ...], spec: Any) -> None:
+def _thunder_register(fns: tuple[Callable, ...], spec: Spec) -> None:
     try:
         from inliner.runtime import _thunder
 

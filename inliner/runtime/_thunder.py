@@ -36,6 +36,7 @@ internals and must cost nothing to code that never meets thunder.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import functools
 import inspect
 import itertools
@@ -327,11 +328,46 @@ def _lookaside(
     *args: Any,
     **kwargs: Any,
 ) -> Any:
+    """One call of ``flat`` under ``thunder.jit``: one symbol printed as ``name`` whose
+    execution is fwd's trace and whose grad rule runs bwd's (see the module docstring)."""
     ctx = jit_ext.get_jit_ctx()
     call_site = _call_site()
+    call = _bound_call(fwd, decorated_fwd, how, args, kwargs)
+    traced = _trace_forward(name, how, call)
+    if traced is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
+        return traced
+    aliased_bwd_trace = _trace_backward(name, backward, call, traced)
+    if aliased_bwd_trace is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
+        return aliased_bwd_trace
+    grad_transform = _grad_transform(traced, aliased_bwd_trace)
+    forward_op = _operator(ctx, flat, _symbol_name(ctx, flat, name), traced.forward)
+    # tracing fwd and bwd moved the trace's source location into them: the symbol's
+    # source comment is the call
+    ctx.computation_trace.set_current_source_location(*call_site)
+    result = forward_op(*call.plain_args, **call.plain_kwargs)
+    ctx.ad_hoc_executor.register_implementation(
+        forward_op, execution_transform=traced.forward, grad_transform=grad_transform
+    )
+    return wrap(result, provenance=ProvenanceRecord(PseudoInst.LOOKASIDE, inputs=[traced.provenance]))
+
+
+@dataclasses.dataclass
+class _Call:
+    """One call of a flat callable as the jit sees it."""
+
+    args: tuple  # the interpreter's wrapped inputs, keywords bound to their positions
+    kwargs: dict  # what is left of the keywords (fwd's keyword-only parameters)
+    plain_args: tuple  # the same, unwrapped: proxies and constants
+    plain_kwargs: dict
+    needs_input_grad: tuple[bool, ...]  # per input: a floating-point tensor
+    holder: _CtxStandIn  # the stand-in ctx forward decorators see
+    decorated_fwd: Callable  # what to trace: fwd behind its decorators, needs_input_grad bound
+
+
+def _bound_call(fwd: Callable, decorated_fwd: Callable, how: _How, args: tuple, kwargs: dict) -> _Call:
+    """The call's inputs, positional where fwd allows: inputs passed by keyword are inputs
+    too, bound to their positions so that the gradients bwd returns for them reach them."""
     if kwargs:
-        # Inputs passed by keyword are inputs too: bind them to their positions, so that
-        # the gradients bwd returns for them reach them.
         bound = inspect.signature(fwd).bind(*args, **kwargs)
         args, kwargs = bound.args, bound.kwargs
     holder = _CtxStandIn()
@@ -343,26 +379,49 @@ def _lookaside(
     needs_input_grad = tuple(isinstance(a, TensorProxy) and dtypes.is_inexact_dtype(a.dtype) for a in plain_args)
     if how.fwd_needs_input_grad:
         decorated_fwd = _with_keyword(decorated_fwd, needs_input_grad=needs_input_grad)
+    return _Call(args, kwargs, plain_args, plain_kwargs, needs_input_grad, holder, decorated_fwd)
 
-    # Forward: fwd's body, returning (outputs, residuals).
+
+@dataclasses.dataclass
+class _Forward:
+    """fwd traced for one call."""
+
+    trace: Any  # after thunder's alias pass; returns (outputs, residuals), or the record's tensors
+    outputs: Any  # every tensor a proxy of its own (see _eager_outputs)
+    residuals: Any
+    route: dict[int, int]  # {earlier output position: last}: where eager sends repeated outputs' grads
+    nondiff: tuple[int, ...]  # output positions that take no gradient
+    provenance: Any  # the interpreter's record of the traced call
+    forward: Callable  # the symbol's execution: the trace, returning the outputs only
+
+
+def _trace_forward(name: str, how: _How, call: _Call) -> Any:
+    """fwd's body traced for ``call`` (a ``_Forward``), or the interpreter's signal that it raised."""
     fwd_trace, provenance = jit_ext._convert_pytorchfunc_to_thundertrace(
-        decorated_fwd,
+        call.decorated_fwd,
         False,
-        call_args=(_new(holder), *args),
-        call_kwargs=kwargs,
-        trace_args=plain_args,
-        trace_kwargs=plain_kwargs,
+        call_args=(_new(call.holder), *call.args),
+        call_kwargs=call.kwargs,
+        trace_args=call.plain_args,
+        trace_kwargs=call.plain_kwargs,
         name=name,
     )
     if fwd_trace is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
         return fwd_trace
     nondiff = how.nondiff
     if how.record:
-        nondiff = _record_of(name, fwd_trace, needs_input_grad)
+        nondiff = _record_of(name, fwd_trace, call.needs_input_grad)
     outputs, residuals, route = _eager_outputs(fwd_trace)
     if how.record:
         _returning(fwd_trace, (outputs, _unique(_proxy_leaves(residuals))))
     aliased_fwd_trace = _aliased(fwd_trace)
+    forward = _outputs_only(aliased_fwd_trace, outputs)
+    return _Forward(aliased_fwd_trace, outputs, residuals, route, nondiff, provenance, forward)
+
+
+def _outputs_only(aliased_fwd_trace: Any, outputs: Any) -> Callable:
+    """The symbol's execution: ``aliased_fwd_trace`` returning ``outputs`` without the
+    residuals, run as thunder runs a higher-order function's body."""
     outputs_only = from_trace(aliased_fwd_trace)
     outputs_only.bound_symbols.extend(
         b.from_bsym() for b in aliased_fwd_trace.bound_symbols if b.sym.id != prims.PrimIDs.RETURN
@@ -375,17 +434,22 @@ def _lookaside(
     def forward(*a: Any, **k: Any) -> Any:
         return interpret_trace(outputs_only, *a, **k)
 
-    # Backward: bwd on (residuals, *grads), as a trace of (*grads, *residual tensors).
-    flat_outputs = _flat_outputs(outputs)
+    return forward
+
+
+def _trace_backward(name: str, backward: Callable, call: _Call, traced: _Forward) -> Any:
+    """bwd on (residuals, *grads), as a trace of (*grads, *residual tensors) after thunder's
+    alias pass, or the interpreter's signal that it raised."""
+    flat_outputs = _flat_outputs(traced.outputs)
     grads = tuple(TensorProxy(like=o) if isinstance(o, TensorProxy) else None for o in flat_outputs)
     grad_proxies = tuple(g for g in grads if g is not None)
-    saved = _unique(_proxy_leaves(residuals))
+    saved = _unique(_proxy_leaves(traced.residuals))
     # A fresh stand-in carrying what forward decorators (custom_fwd) set on the first.
     bwd_holder = _CtxStandIn()
-    vars(bwd_holder).update(vars(holder))
-    bwd_holder._inliner_residuals = residuals
-    bwd_holder._inliner_needs_input_grad = needs_input_grad
-    wrapped_grads = tuple(wrap(g, provenance=provenance) if g is not None else wrap_const(None) for g in grads)
+    vars(bwd_holder).update(vars(call.holder))
+    bwd_holder._inliner_residuals = traced.residuals
+    bwd_holder._inliner_needs_input_grad = call.needs_input_grad
+    wrapped_grads = tuple(wrap(g, provenance=traced.provenance) if g is not None else wrap_const(None) for g in grads)
     bwd_trace, _ = jit_ext._convert_pytorchfunc_to_thundertrace(
         backward,
         False,
@@ -395,10 +459,16 @@ def _lookaside(
     )
     if bwd_trace is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
         return bwd_trace
-    _check_gradient_count(name, unwrap(bwd_trace.output), len(plain_args))
-    aliased_bwd_trace = _aliased(_unpacked(bwd_trace))
+    _check_gradient_count(name, unwrap(bwd_trace.output), len(call.plain_args))
+    return _aliased(_unpacked(bwd_trace))
 
-    @functools.wraps(forward)
+
+def _grad_transform(traced: _Forward, aliased_bwd_trace: Any) -> Callable:
+    """The symbol's grad rule: the forward trace, then the backward trace on the output
+    grads as eager autograd hands them out (repeats routed, non-differentiable zeroed)."""
+    aliased_fwd_trace, route, nondiff = traced.trace, traced.route, traced.nondiff
+
+    @functools.wraps(traced.forward)
     def grad_transform(*a: Any, **k: Any) -> Any:
         from thunder.core.transforms import get_grad, put_grad
 
@@ -418,12 +488,4 @@ def _lookaside(
                 put_grad(arg, grad)
         return primal
 
-    forward_op = _operator(ctx, flat, _symbol_name(ctx, flat, name), forward)
-    # tracing fwd and bwd moved the trace's source location into them: the symbol's
-    # source comment is the call
-    ctx.computation_trace.set_current_source_location(*call_site)
-    result = forward_op(*plain_args, **plain_kwargs)
-    ctx.ad_hoc_executor.register_implementation(
-        forward_op, execution_transform=forward, grad_transform=grad_transform
-    )
-    return wrap(result, provenance=ProvenanceRecord(PseudoInst.LOOKASIDE, inputs=[provenance]))
+    return grad_transform

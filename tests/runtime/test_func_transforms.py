@@ -323,7 +323,7 @@ def test_keyword_binding_is_eagers_apply():
     same inputs (their count included) or the same error."""
     import itertools
 
-    from inliner import runtime
+    from inliner.runtime import _carriers
 
     namespace = load_module(BINDING_FORWARDS, "binding")
     names = ["x", "k", "s", "scale", "rest", "extra", "ctx", "foo"]
@@ -339,11 +339,11 @@ def test_keyword_binding_is_eagers_apply():
         for n_args, kwargs in patterns:
             args = (1.0, 2.0, 3.0)[:n_args]
             try:
-                want = runtime._C_APPLY.__get__(None, F)(*args, **kwargs)
+                want = _carriers._C_APPLY.__get__(None, F)(*args, **kwargs)
             except TypeError as exc:
                 want = ("TypeError", str(exc))
             try:
-                slots = runtime._bind_keywords(F.forward, args, kwargs)
+                slots = _carriers._bind_keywords(F.forward, args, kwargs)
                 got = forward(_SlotCounter(len(slots)), *slots)
             except TypeError as exc:
                 got = ("TypeError", str(exc))

@@ -8,6 +8,7 @@ import torch
 
 import inliner.runtime
 import inliner.runtime._contract
+import inliner.runtime._carriers
 from inliner.runtime import custom_vjp
 
 
@@ -150,7 +151,7 @@ def test_checked_on_the_first_call_only(monkeypatch, fill_defaults):
         checks.append(spec.name)
         inliner.runtime._contract.check_first_result(spec, result, inputs)
 
-    monkeypatch.setattr(inliner.runtime, "check_first_result", counting)
+    monkeypatch.setattr(inliner.runtime._carriers, "check_first_result", counting)
     flat = custom_vjp(double_fwd, double_bwd, name="F", saved_for_backward_idx=(0,), fill_defaults=fill_defaults)
     x = leaf()
     for _ in range(3):

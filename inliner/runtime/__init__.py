@@ -38,7 +38,7 @@ import importlib.abc
 import importlib.util
 import sys
 import weakref
-from typing import Any, Callable, Iterable, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Protocol, Sequence, cast
 
 import torch
 import torch.fx
@@ -51,15 +51,9 @@ from inliner.runtime._replay import Decorated
 from inliner.runtime._residuals import SavedOnDemand as SavedOnDemand  # what bwd may be handed
 from inliner.runtime._spec import Spec
 
-try:  # dynamo's frame hook: None where no torch.compile is running
-    from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
-except ImportError:  # pragma: no cover - a torch without dynamo
-
-    def set_eval_frame(callback: Any) -> Any:
-        return None
-
-    def get_eval_frame_callback() -> Any:
-        return None
+# dynamo's frame hook (None where no torch.compile is running); every torch inliner
+# supports (2.9 and later) has it
+from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
 
 
 __all__ = ["custom_vjp", "CompileFallbackWarning", "FlatClass", "FlatFunction", "Record"]
@@ -526,7 +520,14 @@ def _first_object_type(args: tuple, kwargs: dict) -> str | None:
 
 _LEAF_TYPES = (torch.Tensor, int, float, bool, complex, str, bytes, type(None), torch.dtype, torch.device)
 
-_pending_dynamo: "weakref.WeakSet[Callable]" = weakref.WeakSet()  # publics, with ``_inliner_dynamo``
+class _Pending(Protocol):
+    """A public flat callable waiting for dynamo, its entry kept on it (a registry entry
+    holds its public, so a weak set of publics is what lets an unused one go)."""
+
+    _inliner_dynamo: _DynamoEntry
+
+
+_pending_dynamo: weakref.WeakSet[_Pending] = weakref.WeakSet()
 
 
 def _register_with_dynamo(entry: _DynamoEntry) -> None:
@@ -539,8 +540,9 @@ def _register_with_dynamo(entry: _DynamoEntry) -> None:
 
         _dynamo.register(entry)
         return
-    entry.public._inliner_dynamo = entry  # type: ignore[attr-defined]
-    _pending_dynamo.add(entry.public)
+    pending = cast(_Pending, entry.public)
+    pending._inliner_dynamo = entry
+    _pending_dynamo.add(pending)
     _after_import("torch._dynamo", _flush_dynamo)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.autograd import Function
 
 from inliner.runtime._contract import check_first_result, first_call_checked
 from inliner.runtime._generated import _combined_carrier_methods, _forward_with_signature
@@ -28,7 +29,7 @@ from inliner.runtime._spec import Spec
 _C_APPLY = torch._C._FunctionBase.__dict__["apply"]
 
 
-def _fast_apply(carrier: type, fill_defaults: bool) -> Callable:
+def _fast_apply(carrier: type[Function], fill_defaults: bool) -> Callable:
     """What a fast-path call runs: ``carrier.apply`` minus what cannot apply to it.
 
     For plain tensors outside torch.func, ``Function.apply`` does three things: bind
@@ -110,7 +111,7 @@ class Carriers:
 
     __slots__ = ("eager", "functorch", "functorch_apply")
 
-    def __init__(self, eager: type, functorch: type, functorch_apply: Callable) -> None:
+    def __init__(self, eager: type[Function], functorch: type[Function], functorch_apply: Callable) -> None:
         self.eager = eager
         self.functorch = functorch
         self.functorch_apply = functorch_apply  # functorch.apply, with eager's repeated outputs
@@ -161,7 +162,7 @@ def _build_carriers(spec: Spec) -> Carriers:
 
 def _setup_context_carrier(
     spec: Spec, slot: threading.local, check: Callable[[Any, tuple], None], backward: Callable
-) -> type:
+) -> type[Function]:
     """The setup_context-style Function that torch.func transforms get (see the package docstring)."""
     forward = _setup_context_forward(spec, _forward_run(spec, slot, _decorated_forward(spec, check)))
     decorated_bwd = backward
@@ -238,7 +239,7 @@ def _setup_context_forward(spec: Spec, run: Callable) -> Callable:
         forward = _forward_with_signature(spec.fwd, run, hidden)
     if not spec.fill_defaults:
         # The combined style does not fill forward's defaults before apply.
-        forward.__signature__ = inspect.Signature(
+        forward.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # functions take one
             [
                 inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
                 inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
@@ -319,7 +320,7 @@ def _setup_context_backward(spec: Spec) -> Callable:
     return backward
 
 
-def _functorch_apply(spec: Spec, slot: threading.local, functorch: type, eager: type) -> Callable:
+def _functorch_apply(spec: Spec, slot: threading.local, functorch: type[Function], eager: type[Function]) -> Callable:
     """``functorch.apply`` as torch.func calls it, giving eager's inputs and repeated outputs."""
 
     def functorch_apply(*args: Any, **kwargs: Any) -> Any:
@@ -346,7 +347,7 @@ def _functorch_apply(spec: Spec, slot: threading.local, functorch: type, eager: 
     return functorch_apply
 
 
-def _combined_carrier(spec: Spec, check: Callable[[Any, tuple], None]) -> type:
+def _combined_carrier(spec: Spec, check: Callable[[Any, tuple], None]) -> type[Function]:
     """The eager carrier of a combined-style original: a combined-style Function whose
     methods are generated for it (``inliner.runtime._generated``)."""
     eager_forward, eager_backward, eager_jvp = _combined_carrier_methods(spec, check)

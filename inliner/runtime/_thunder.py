@@ -142,7 +142,12 @@ def _proxy_leaves(value: Any) -> list:
 def _unique(proxies: list) -> tuple:
     """``proxies`` without repeats (a trace cannot take one variable twice)."""
     seen: set[str] = set()
-    return tuple(p for p in proxies if not (p.name in seen or seen.add(p.name)))
+    unique = []
+    for proxy in proxies:
+        if proxy.name not in seen:
+            seen.add(proxy.name)
+            unique.append(proxy)
+    return tuple(unique)
 
 
 def _new(obj: Any) -> Any:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Diagnostic", "FlattenResult", "flatten", "__version__"]
+__all__ = ["Diagnostic", "FlattenResult", "__version__", "flatten"]
 
 if TYPE_CHECKING:
     from inliner.engine import FlattenResult, flatten

@@ -38,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
+
 from tests.support import tracer_cases as tc
 
 DEFAULT_CASES = "basic_linear,attrs_and_rebinding,needs_input_grad,early_return_group,double_backward"

@@ -35,17 +35,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)
     except SystemExit as exc:  # --help, --version, usage errors
-        return (
-            exc.code
-            if isinstance(exc.code, int)
-            else (EXIT_OK if exc.code is None else EXIT_USAGE)
-        )
+        return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USAGE)
     reporter = report.Reporter(
-        verbosity=report.QUIET
-        if args.quiet
-        else report.VERBOSE
-        if args.verbose
-        else report.NORMAL
+        verbosity=report.QUIET if args.quiet else report.VERBOSE if args.verbose else report.NORMAL
     )
     try:
         status = execute(args, reporter)

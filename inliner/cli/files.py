@@ -133,12 +133,12 @@ class GitIgnore:
     rules: tuple[_Rule, ...]
 
     @classmethod
-    def parse(cls, base: str, text: str) -> "GitIgnore":
+    def parse(cls, base: str, text: str) -> GitIgnore:
         rules = tuple(r for r in map(_compile_gitignore_line, text.splitlines()) if r is not None)
         return cls(base, rules)
 
     @classmethod
-    def load(cls, directory: str) -> "GitIgnore | None":
+    def load(cls, directory: str) -> GitIgnore | None:
         path = os.path.join(directory, ".gitignore")
         try:
             with open(path, encoding="utf-8", errors="replace") as f:

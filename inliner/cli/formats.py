@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
-from typing import Iterable, Sequence
 from urllib.parse import quote
 
 from inliner import __version__

@@ -67,13 +67,7 @@ def settle(
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     _merge(args, config)
-    reporter.verbosity = (
-        report.QUIET
-        if args.quiet
-        else report.VERBOSE
-        if args.verbose
-        else report.NORMAL
-    )
+    reporter.verbosity = report.QUIET if args.quiet else report.VERBOSE if args.verbose else report.NORMAL
     reporter.check = bool(args.check or args.diff)
     reporter.color = report.use_color(args.color)
     _output(args, paths, reporter)
@@ -112,26 +106,16 @@ def _merge(args: argparse.Namespace, config: Config) -> None:
             setattr(args, dest, value)
 
 
-def _output(
-    args: argparse.Namespace, paths: list[str], reporter: report.Reporter
-) -> None:
+def _output(args: argparse.Namespace, paths: list[str], reporter: report.Reporter) -> None:
     """A machine format or --statistics owns stdout, so nothing else may print there."""
     if args.statistics and args.output_format not in ("text", "json"):
         raise UsageError(f"--statistics prints text or json, not {args.output_format}")
-    report_flag = (
-        f"--output-format {args.output_format}"
-        if args.output_format != "text"
-        else "--statistics"
-    )
+    report_flag = f"--output-format {args.output_format}" if args.output_format != "text" else "--statistics"
     if args.output_format != "text" or args.statistics:
         if args.diff:
-            raise UsageError(
-                f"{report_flag} prints on stdout, where --diff would print too: use --check"
-            )
+            raise UsageError(f"{report_flag} prints on stdout, where --diff would print too: use --check")
         if "-" in paths and not args.check:
-            raise UsageError(
-                f"{report_flag} prints on stdout, where '-' writes the rewritten text: add --check"
-            )
+            raise UsageError(f"{report_flag} prints on stdout, where '-' writes the rewritten text: add --check")
     reporter.output_format = args.output_format
     reporter.statistics = args.statistics
 
@@ -142,14 +126,10 @@ def _filters(args: argparse.Namespace) -> discovery.Filters:
             include=discovery.compile_regex(args.include, "--include"),
             exclude=discovery.compile_regex(args.exclude, "--exclude"),
             extend_exclude=(
-                discovery.compile_regex(args.extend_exclude, "--extend-exclude")
-                if args.extend_exclude
-                else None
+                discovery.compile_regex(args.extend_exclude, "--extend-exclude") if args.extend_exclude else None
             ),
             force_exclude=(
-                discovery.compile_regex(args.force_exclude, "--force-exclude")
-                if args.force_exclude
-                else None
+                discovery.compile_regex(args.force_exclude, "--force-exclude") if args.force_exclude else None
             ),
             use_gitignore=args.use_gitignore,
         )

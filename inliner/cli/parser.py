@@ -19,7 +19,7 @@ from inliner.cli import formats, report
 class _Parser(argparse.ArgumentParser):
     """Usage errors and help go through ``report`` (the one place that prints)."""
 
-    def _print_message(self, message: str, file=None) -> None:  # noqa: ANN001
+    def _print_message(self, message: str, file=None) -> None:
         if message:
             report.emit(message, file)
 
@@ -146,9 +146,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         help="worker processes (default: number of CPUs)",
     )
     verbosity = parser.add_mutually_exclusive_group()
-    verbosity.add_argument(
-        "-q", "--quiet", action="store_true", default=None, help="print errors only"
-    )
+    verbosity.add_argument("-q", "--quiet", action="store_true", default=None, help="print errors only")
     verbosity.add_argument(
         "-v",
         "--verbose",
@@ -187,6 +185,4 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="read [tool.inliner] from FILE instead of the project's pyproject.toml",
     )
-    parser.add_argument(
-        "--version", action="version", version=f"%(prog)s {__version__}"
-    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

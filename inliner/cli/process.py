@@ -9,8 +9,8 @@ picklable data.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from inliner.cli import io as sio
 from inliner.cli.report import unified_diff

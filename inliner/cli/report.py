@@ -13,8 +13,9 @@ import difflib
 import io
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import IO, Iterable
+from typing import IO
 
 from inliner.cli import formats
 from inliner.engine.diagnostics import Diagnostic
@@ -179,7 +180,9 @@ class Reporter:
         """Print what is only complete at the end of the run: statistics, the SARIF log."""
         if self.statistics:
             rows = formats.statistics(self._held)
-            self.stdout_text(formats.statistics_json(rows) if self.output_format == "json" else formats.statistics_text(rows))
+            self.stdout_text(
+                formats.statistics_json(rows) if self.output_format == "json" else formats.statistics_text(rows)
+            )
         elif self.output_format == "sarif":
             self.stdout_text(formats.sarif_text(self._held, failures=self._failures))
         self._held = []

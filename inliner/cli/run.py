@@ -38,9 +38,7 @@ def execute(args: argparse.Namespace, reporter: report.Reporter) -> int:
     if not paths:
         reporter.info("No path given. Nothing to do.")
         return EXIT_OK
-    settled = options.settle(
-        args, paths, reporter, select=select, select_path=select_path
-    )
+    settled = options.settle(args, paths, reporter, select=select, select_path=select_path)
     work = _collect(settled, paths, reporter)
     if work.passthrough is not None and not args.check and not args.diff:
         reporter.stdout_bytes(work.passthrough, "utf-8")
@@ -80,15 +78,11 @@ def _collect(settled: Options, paths: list[str], reporter: report.Reporter) -> _
     """Stdin first (read now, whole), then the files found under the other paths."""
     reads_stdin = "-" in paths
     stdin, passthrough = _stdin_work(settled, reporter) if reads_stdin else (None, None)
-    tasks = _file_tasks(
-        settled, [p for p in paths if p != "-"], reporter, reads_stdin=reads_stdin
-    )
+    tasks = _file_tasks(settled, [p for p in paths if p != "-"], reporter, reads_stdin=reads_stdin)
     return _Work(tasks, stdin, passthrough)
 
 
-def _stdin_work(
-    settled: Options, reporter: report.Reporter
-) -> tuple[process.Task | None, bytes | None]:
+def _stdin_work(settled: Options, reporter: report.Reporter) -> tuple[process.Task | None, bytes | None]:
     """Stdin's task; or, when its file is excluded or not the one selected, its bytes."""
     args = settled.args
     data = _read_stdin()
@@ -114,16 +108,10 @@ def _stdin_work(
 
 def _stdin_skip_reason(settled: Options, target: str | None) -> str | None:
     force_exclude = settled.filters.force_exclude
-    if (
-        target
-        and force_exclude is not None
-        and force_exclude.search(_match_string(settled, target))
-    ):
+    if target and force_exclude is not None and force_exclude.search(_match_string(settled, target)):
         return "matches --force-exclude"
     select_path = settled.select_path
-    if select_path is not None and (
-        target is None or os.path.realpath(target) != os.path.realpath(select_path)
-    ):
+    if select_path is not None and (target is None or os.path.realpath(target) != os.path.realpath(select_path)):
         return f"not the file named by --select {settled.args.select}"
     return None
 
@@ -148,9 +136,7 @@ def _file_tasks(
         wanted = os.path.realpath(settled.select_path)
         sources = [s for s in sources if s.real == wanted]
         if not sources and not reads_stdin:
-            raise UsageError(
-                f"--select {args.select}: {settled.select_path} is not among the files to process"
-            )
+            raise UsageError(f"--select {args.select}: {settled.select_path} is not among the files to process")
     write = not (args.check or args.diff)
     return [
         process.Task(
@@ -177,9 +163,7 @@ def _read_stdin() -> bytes:
 # -- flatten and report ----------------------------------------------------------------
 
 
-def _flatten_all(
-    work: _Work, args: argparse.Namespace, reporter: report.Reporter
-) -> report.Counts:
+def _flatten_all(work: _Work, args: argparse.Namespace, reporter: report.Reporter) -> report.Counts:
     """Stdin's task, then the files' (in parallel), each reported as it comes, in order."""
     # looked up now, so tests can patch inliner.cli.process.flatten
     engine = process.flatten
@@ -221,9 +205,7 @@ def _handle(
         reporter.stdout_bytes(outcome.output, outcome.encoding)
 
 
-def _outcomes(
-    tasks: list[process.Task], engine: process.Engine, jobs: int
-) -> Iterator[process.Outcome]:
+def _outcomes(tasks: list[process.Task], engine: process.Engine, jobs: int) -> Iterator[process.Outcome]:
     """Run the tasks, yielding outcomes in task order whatever the number of workers."""
     executor = None
     if jobs > 1 and len(tasks) > 1:

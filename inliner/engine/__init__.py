@@ -72,4 +72,6 @@ def flatten(
         what = internal_error(exc)
         message = f"internal error ({what}); please report this as an inliner bug; the file is left untouched"
         diagnostic = Diagnostic(path, 1, 1, Code.INTERNAL_ERROR, message, Severity.ERROR)
-        return FlattenResult(source, (diagnostic,), error=f"internal error: {what}; please report this as an inliner bug")
+        return FlattenResult(
+            source, (diagnostic,), error=f"internal error: {what}; please report this as an inliner bug"
+        )

@@ -52,9 +52,7 @@ class Diagnostic:
         return len(lines[line - 1].encode("utf-8")[: offset - 1].decode("utf-8", errors="ignore")) + 1
 
     @staticmethod
-    def syntax_error_end(
-        exc: BaseException, line: int, column: int, *, utf8_of: str | None = None
-    ) -> End:
+    def syntax_error_end(exc: BaseException, line: int, column: int, *, utf8_of: str | None = None) -> End:
         """``end_line``/``end_column`` of a SyntaxError, when Python gives a range ending after its start.
 
         The parser counts columns in characters, as we do; errors that ``compile`` finds in

@@ -128,7 +128,10 @@ def emit(
         statements.append(binding(vjp, runtime, target))
     formatted = format_statements(statements, line_length=line_length)
     blank = (cst.EmptyLine(indent=False),) * (1 if nested else 2)
-    comments = {vjp.fwd.name.value: _comments(vjp.fwd.leading_lines), vjp.bwd.name.value: _comments(vjp.bwd.leading_lines)}
+    comments = {
+        vjp.fwd.name.value: _comments(vjp.fwd.leading_lines),
+        vjp.bwd.name.value: _comments(vjp.bwd.leading_lines),
+    }
     out: list[Statement] = []
     for i, stmt in enumerate(formatted):
         own = _comments(stmt.leading_lines)

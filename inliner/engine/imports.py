@@ -57,7 +57,9 @@ TORCH_MODULES = frozenset(
 # Names a rewrite can take the last use of that are no torch submodule (``from m import x``
 # could otherwise load ``m.x``): the lowercase ones, spelled out; classes are capitalised.
 _TORCH_FUNCTIONS = frozenset({"once_differentiable", "custom_fwd", "custom_bwd", "autograd_function_apply"})
-_IMPORT_HAS_EFFECTS = frozenset({"this", "antigravity", "readline", "rlcompleter", "site", "faulthandler", "tracemalloc"})
+_IMPORT_HAS_EFFECTS = frozenset(
+    {"this", "antigravity", "readline", "rlcompleter", "site", "faulthandler", "tracemalloc"}
+)
 _DYNAMIC_ACCESS = frozenset({"globals", "vars", "locals", "eval", "exec"})
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
@@ -110,7 +112,11 @@ def _docstrings(node: ast.AST) -> list[tuple[ast.Constant, str]]:
     for child in ast.walk(node):
         if isinstance(child, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and child.body:
             first = child.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 out.append((first.value, first.value.value))
     return out
 
@@ -158,7 +164,9 @@ def _removals(tree: ast.Module, text: SourceText, rewritten: ast.Module) -> tupl
             gone.add(id(guard))
             after.subtract(mentions(guard.test))
     unused |= {name for name in before if after[name] <= 0}
-    _drop([s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))], text, unused, edits, gone, guarded=False)
+    _drop(
+        [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))], text, unused, edits, gone, guarded=False
+    )
     return [edit for group in edits.values() for edit in group], gone
 
 
@@ -173,7 +181,15 @@ def _is_type_checking_guard(stmt: ast.stmt) -> TypeGuard[ast.If]:
     return named and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)
 
 
-def _drop(statements: list[ast.stmt], text: SourceText, unused: set[str], edits: dict[int, list[Edit]], gone: set[int], *, guarded: bool) -> None:
+def _drop(
+    statements: list[ast.stmt],
+    text: SourceText,
+    unused: set[str],
+    edits: dict[int, list[Edit]],
+    gone: set[int],
+    *,
+    guarded: bool,
+) -> None:
     for stmt in statements:
         if not isinstance(stmt, (ast.Import, ast.ImportFrom)) or not _may_edit(stmt, text):
             continue

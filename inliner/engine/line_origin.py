@@ -49,7 +49,7 @@ class Emitted(str):
 
     origin: Origin
 
-    def __new__(cls, text: str, origin: Origin) -> Emitted:  # noqa: PYI034 - not `Self`: always an Emitted
+    def __new__(cls, text: str, origin: Origin) -> Emitted:
         emitted = super().__new__(cls, text)
         emitted.origin = origin
         return emitted
@@ -180,7 +180,9 @@ def _match(new: list[str], old: list[str], origin: Origin) -> dict[int, tuple[in
     if origin.binding is not None:
         _pin_binding(new, origin.binding, mapped)
     new_code = [j for j, line in enumerate(new) if _is_code(line) and j not in mapped]
-    matcher = difflib.SequenceMatcher(None, [old[i].strip() for i in pool], [new[j].strip() for j in new_code], autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        None, [old[i].strip() for i in pool], [new[j].strip() for j in new_code], autojunk=False
+    )
     for block in matcher.get_matching_blocks():
         for k in range(block.size):
             mapped[new_code[block.b + k]] = pool[block.a + k]
@@ -220,7 +222,9 @@ def _pin_binding(new: list[str], binding: tuple[str, int], mapped: dict[int, int
             mapped[j] = line - 1
 
 
-def _fuzzy(new: list[str], old: list[str], pool: list[int], new_code: list[int], mapped: dict[int, int], claimed: set[int]) -> None:
+def _fuzzy(
+    new: list[str], old: list[str], pool: list[int], new_code: list[int], mapped: dict[int, int], claimed: set[int]
+) -> None:
     anchors = sorted(mapped.items())
     for j in new_code:
         if j in mapped:

@@ -36,7 +36,9 @@ def merge_repeated(vjp: CustomVJP) -> CustomVJP:
     width = len(returns[0][1])
     if width < 2 or any(len(names) != width for _, names in returns + unpacks):
         return vjp
-    used = [names_in(f.body.with_changes(body=[s for s in f.body.body if s is not u[0]])) for f, u in zip(readers, unpacks)]
+    used = [
+        names_in(f.body.with_changes(body=[s for s in f.body.body if s is not u[0]])) for f, u in zip(readers, unpacks)
+    ]
     plan = _Plan(vjp.spec, [names for _, names in unpacks], used)
     for j in range(width):
         plan.place(j, [i for i in range(j) if all(names[i] == names[j] for _, names in returns)])
@@ -57,7 +59,9 @@ def _residual_returns(fwd: cst.FunctionDef) -> list[tuple[cst.Return, list[str]]
         residuals = value.elements[1].value
         if not isinstance(residuals, cst.Tuple) or isinstance(value.elements[1], cst.StarredElement):
             return []
-        names = [e.value.value for e in residuals.elements if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)]
+        names = [
+            e.value.value for e in residuals.elements if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)
+        ]
         if len(names) != len(residuals.elements):
             return []
         out.append((ret, names))
@@ -94,7 +98,11 @@ def _unpack(reader: cst.FunctionDef) -> tuple[cst.CSTNode, list[str]] | None:
         if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Name):
             target = small.targets[0].target
             if small.value.value == residuals[0].name.value and isinstance(target, cst.Tuple):
-                names = [e.value.value for e in target.elements if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)]
+                names = [
+                    e.value.value
+                    for e in target.elements
+                    if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)
+                ]
                 return (stmt, names) if len(names) == len(target.elements) else None
     return None
 
@@ -134,7 +142,10 @@ class _Plan:
         both_plain = taken == joining == {"plain"}
         if not both_plain and (taken & joining or not (taken | joining) <= {"saved", "fsaved"}):
             return False
-        return not any(self.names[k][r] in used and names[j] in used for r, (names, used) in enumerate(zip(self.reader_names, self.used)))
+        return not any(
+            self.names[k][r] in used and names[j] in used
+            for r, (names, used) in enumerate(zip(self.reader_names, self.used))
+        )
 
     def new_index(self) -> dict[int, int]:
         return {i: k for k, members in enumerate(self.slots) for i in members}
@@ -146,7 +157,9 @@ def _rebuilt(vjp: CustomVJP, plan: _Plan, returns, readers, unpacks) -> CustomVJ
     for ret, names in returns:
         value = ret.value
         residuals = cst.Tuple([cst.Element(cst.Name(names[i])) for i in keep])
-        new_returns[ret] = ret.with_changes(value=value.with_changes(elements=[value.elements[0], value.elements[1].with_changes(value=residuals)]))
+        new_returns[ret] = ret.with_changes(
+            value=value.with_changes(elements=[value.elements[0], value.elements[1].with_changes(value=residuals)])
+        )
     fwd = cst.ensure_type(vjp.fwd.visit(_Replace(new_returns)), cst.FunctionDef)
     new_readers = {}
     for r, (reader, unpack) in enumerate(zip(readers, unpacks)):

@@ -22,7 +22,7 @@ class Selection:
     line: int | None = None  # 1-based
 
     @classmethod
-    def parse(cls, text: str) -> "Selection":
+    def parse(cls, text: str) -> Selection:
         """``Name``, ``PATH:LINE`` or ``LINE``."""
         head, sep, tail = text.rpartition(":")
         if sep and tail.isdigit():

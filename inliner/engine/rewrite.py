@@ -74,7 +74,9 @@ RECORD_NAME = "Record"
 HOP_LEAF = "autograd_function_apply"
 
 _CLASS_WITH_FUNCTION_BASE = re.compile(r"\bclass\s+\w+\s*\([^)]*Function\b|\bFunction\s+as\b|=\s*[\w.]*Function\b")
-_HOP_ALIASES = re.compile(r"(\w+)\s*=\s*[\w.]*\bautograd_function_apply\b\s*$|\bautograd_function_apply\s+as\s+(\w+)", re.M)
+_HOP_ALIASES = re.compile(
+    r"(\w+)\s*=\s*[\w.]*\bautograd_function_apply\b\s*$|\bautograd_function_apply\s+as\s+(\w+)", re.M
+)
 
 
 def may_contain_candidates(source: str) -> bool:
@@ -217,12 +219,16 @@ def _lower_candidates(
                 _flatten_family(candidate, candidates, parsed.index, parsed.text, taken, names, parents, compiling, run)
             )
         else:
-            edits.extend(_flatten_call_or_refuse(candidate, parsed, taken, names.custom_vjp, local_edits, compiling, run))
+            edits.extend(
+                _flatten_call_or_refuse(candidate, parsed, taken, names.custom_vjp, local_edits, compiling, run)
+            )
     for candidate in candidates:
         if candidate.outcome is None:  # a subclass of a class left as it is
             base = candidate.base
             assert base is not None
-            candidate.outcome = Refusal(Code.USED_AS_FUNCTION, f"its base {base.name} stays a torch.autograd.Function", None)
+            candidate.outcome = Refusal(
+                Code.USED_AS_FUNCTION, f"its base {base.name} stays a torch.autograd.Function", None
+            )
     return names, edits, local_edits
 
 
@@ -330,7 +336,15 @@ def _read_module(source: str, path: str) -> _Module | FlattenResult:
         line = getattr(exc, "lineno", None) or 1
         column = getattr(exc, "offset", None) or 1
         message = getattr(exc, "msg", None) or str(exc)
-        diagnostic = Diagnostic(path, line, column, Code.PARSE_ERROR, f"cannot parse: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column))
+        diagnostic = Diagnostic(
+            path,
+            line,
+            column,
+            Code.PARSE_ERROR,
+            f"cannot parse: {message}",
+            Severity.ERROR,
+            **Diagnostic.syntax_error_end(exc, line, column),
+        )
         return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
 
     classes = [n for n in _statements(tree) if isinstance(n, ast.ClassDef) and n.bases]
@@ -343,9 +357,19 @@ def _read_module(source: str, path: str) -> _Module | FlattenResult:
             line = getattr(exc, "lineno", None) or 1
             message = getattr(exc, "msg", None) or str(exc)
             column = Diagnostic.utf8_column(source, line, getattr(exc, "offset", None) or 1)  # AST columns are bytes
-            diagnostic = Diagnostic(path, line, column, Code.PARSE_ERROR, f"cannot compile: {message}", Severity.ERROR, **Diagnostic.syntax_error_end(exc, line, column, utf8_of=source))
+            diagnostic = Diagnostic(
+                path,
+                line,
+                column,
+                Code.PARSE_ERROR,
+                f"cannot compile: {message}",
+                Severity.ERROR,
+                **Diagnostic.syntax_error_end(exc, line, column, utf8_of=source),
+            )
             return FlattenResult(source, (diagnostic,), error=f"cannot compile: {message} (line {line})")
-    hop_names = frozenset({HOP_LEAF} | {a or b for a, b in _HOP_ALIASES.findall(source)}) if HOP_LEAF in source else frozenset()
+    hop_names = (
+        frozenset({HOP_LEAF} | {a or b for a, b in _HOP_ALIASES.findall(source)}) if HOP_LEAF in source else frozenset()
+    )
     if not classes and not hop_names:
         return FlattenResult(source)
     index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
@@ -384,8 +408,6 @@ def _statements(tree: ast.Module) -> list[ast.stmt]:
     return found
 
 
-
-
 # -- Function subclasses ---------------------------------------------------------
 
 
@@ -400,7 +422,9 @@ def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: Sour
         line, col = text.class_name_position(cls)
         candidate = _Candidate("class", cls.name, first_line, end_line(cls), (line, col, col + len(cls.name)), cls)
         if any(names & FUNCTION_BASES and names - FUNCTION_BASES for names in base_names):
-            candidate.outcome = Refusal(Code.CLASS_SHAPE, "its base may also name something other than torch.autograd.Function", None)
+            candidate.outcome = Refusal(
+                Code.CLASS_SHAPE, "its base may also name something other than torch.autograd.Function", None
+            )
         elif outer.is_class:
             candidate.outcome = Refusal(Code.CLASS_SHAPE, "it is defined inside another class body", None)
         out.append(candidate)
@@ -455,7 +479,9 @@ def _subclass_candidates(
             continue
         first_line = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
         line, col = text.class_name_position(cls)
-        candidate = _Candidate("class", cls.name, first_line, end_line(cls), (line, col, col + len(cls.name)), cls, base=base)
+        candidate = _Candidate(
+            "class", cls.name, first_line, end_line(cls), (line, col, col + len(cls.name)), cls, base=base
+        )
         candidate.generation = base.generation + 1
         by_node[id(cls)] = candidate
         out.append(candidate)
@@ -562,7 +588,9 @@ def _flatten_class(
     block = product.block
     line_length = max(40, 88 - len(block.indent))
     kind = (candidate.compile.kind, candidate.compile.reason)
-    make = lambda: block.render(emit(vjp, names.custom_vjp, nested=block.wrapped, line_length=line_length, flat_class=names.flat_class))
+    make = lambda: block.render(
+        emit(vjp, names.custom_vjp, nested=block.wrapped, line_length=line_length, flat_class=names.flat_class)
+    )
     rendered = lowering.once(("emit", kind), make)
     start = text.offset(candidate.first_line, 0)
     origin = class_origin(cls, candidate.first_line, candidate.last_line, vjp, names.custom_vjp)
@@ -817,9 +845,15 @@ def _refuse_calls_inside_classes(candidates: list[_Candidate]) -> None:
         if holder is None:
             continue
         if holder.outcome is None:
-            holder.outcome = Refusal(Code.CLASS_SHAPE, "its body calls autograd_function_apply (a Function and an op call inside it are not rewritten together)", None)
+            holder.outcome = Refusal(
+                Code.CLASS_SHAPE,
+                "its body calls autograd_function_apply (a Function and an op call inside it are not rewritten together)",
+                None,
+            )
         if call.outcome is None:
-            call.outcome = Refusal(Code.OP_CALL_SHAPE, f"it lies inside class {holder.name}, which the engine leaves as it is", None)
+            call.outcome = Refusal(
+                Code.OP_CALL_SHAPE, f"it lies inside class {holder.name}, which the engine leaves as it is", None
+            )
 
 
 def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> list[_Candidate]:
@@ -891,7 +925,14 @@ def _flatten_call(
         found = qualify(question[1])  # ("qualify", name): at module level
         return found, frozenset(found)
 
-    lowering = run.cache.lower(_call_key(site, text, spans, flat_name, renames, runtime_name), call.lineno, lower, taken, ask=ask, position=lambda: candidate.refusal_position)
+    lowering = run.cache.lower(
+        _call_key(site, text, spans, flat_name, renames, runtime_name),
+        call.lineno,
+        lower,
+        taken,
+        ask=ask,
+        position=lambda: candidate.refusal_position,
+    )
     vjp = _lowered(candidate, lowering)
     if not run.diagnostics_only:  # a check on the code to print (an engine bug if it fails)
         originals = [block.node for block in lowering.product]
@@ -929,11 +970,19 @@ def _flatten_call(
     return edits
 
 
-def _call_key(site: HopCall, text: SourceText, spans: list[tuple[int, int, int]], flat_name: str, renames: dict | None, runtime_name: str) -> Hashable:
+def _call_key(
+    site: HopCall,
+    text: SourceText,
+    spans: list[tuple[int, int, int]],
+    flat_name: str,
+    renames: dict | None,
+    runtime_name: str,
+) -> Hashable:
     """Everything an op call's lowering reads besides what it asks (names, module-level names)."""
     assert site.fwd is not None and site.bwd is not None
     bodies = tuple(
-        (text.lines_between(first, last), text.indentation(indent_line), first - site.call.lineno) for first, last, indent_line in spans
+        (text.lines_between(first, last), text.indentation(indent_line), first - site.call.lineno)
+        for first, last, indent_line in spans
     )
     return (
         "call", bodies, text.newline, flat_name, astuple(site.flags), len(site.call.args) - 2, site.fwd.is_method,
@@ -942,7 +991,14 @@ def _call_key(site: HopCall, text: SourceText, spans: list[tuple[int, int, int]]
     )  # fmt: skip
 
 
-def _call_lowerer(candidate: _Candidate, site: HopCall, text: SourceText, spans: list[tuple[int, int, int]], flat_name: str, renames: dict | None):
+def _call_lowerer(
+    candidate: _Candidate,
+    site: HopCall,
+    text: SourceText,
+    spans: list[tuple[int, int, int]],
+    flat_name: str,
+    renames: dict | None,
+):
     """``lower(taken, ask)`` for the cache: parse the two bodies and lower the call."""
     assert site.fwd is not None and site.bwd is not None
     fwd, bwd = site.fwd, site.bwd
@@ -1107,7 +1163,16 @@ def _is_release_target(node: ast.AST) -> bool:
     return isinstance(parent, ast.Assign) and isinstance(parent.value, ast.Constant) and parent.value.value is None
 
 
-_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPE_NODES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
 
 
 def _nested_scopes(function: ast.AST) -> list[ast.AST]:
@@ -1198,6 +1263,7 @@ def _drop_from_releases(function: ast.AST, names: set[str], text: SourceText) ->
         end = text.end_offset(node)
         kept = [i for i, t in enumerate(targets) if t.id not in names]
         if kept:
+
             def span(t: ast.Name) -> tuple[int, int]:
                 return text.start_offset(t), text.end_offset(t)
 
@@ -1254,7 +1320,9 @@ class _positions_from:
 
 
 def _internal_refusal(exc: Exception) -> Refusal:
-    return Refusal(Code.INTERNAL_ERROR, f"internal error ({internal_error(exc)}); please report this as an inliner bug", None)
+    return Refusal(
+        Code.INTERNAL_ERROR, f"internal error ({internal_error(exc)}); please report this as an inliner bug", None
+    )
 
 
 def _selected(candidate: _Candidate, select: Selection) -> bool:
@@ -1313,7 +1381,15 @@ def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
     if kind is not None and (not kind.traceable or kind.origin != "inferred"):
         what += f"; compile kind {kind.kind}" + (f": {kind.reason}" if kind.reason else "")
     return Diagnostic(
-        path, line, col + 1, Code.FLATTENED, what, Severity.INFO, name=candidate.name, end_line=line, end_column=end_col + 1
+        path,
+        line,
+        col + 1,
+        Code.FLATTENED,
+        what,
+        Severity.INFO,
+        name=candidate.name,
+        end_line=line,
+        end_column=end_col + 1,
     )
 
 
@@ -1329,8 +1405,15 @@ def _pragma_diagnostics(candidate: _Candidate, compiling: CompileContext, path: 
     end = len(compiling.text.line(pragma.line).rstrip("\r\n"))
     return [
         Diagnostic(
-            path, pragma.line, pragma.column + 1, Code.PRAGMA_NOT_UNDERSTOOD, message, Severity.WARNING,
-            name=candidate.name, end_line=pragma.line, end_column=end + 1,
+            path,
+            pragma.line,
+            pragma.column + 1,
+            Code.PRAGMA_NOT_UNDERSTOOD,
+            message,
+            Severity.WARNING,
+            name=candidate.name,
+            end_line=pragma.line,
+            end_column=end + 1,
         )
     ]
 

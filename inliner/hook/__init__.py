@@ -25,15 +25,15 @@ import os
 import sys
 import threading
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from importlib.machinery import ModuleSpec, SourceFileLoader
 from types import CodeType, ModuleType
-from typing import Iterable, Mapping, Sequence
 
 from inliner.hook import _cache
 
 __all__ = [
-    "InlinerHookWarning",
     "HookHandle",
+    "InlinerHookWarning",
     "install",
     "install_from_env",
     "install_pth",
@@ -226,7 +226,7 @@ class HookHandle:
         """Stop flattening new imports; modules already imported stay as they are."""
         sys.meta_path[:] = [f for f in sys.meta_path if f is not self._finder]
 
-    def __enter__(self) -> "HookHandle":
+    def __enter__(self) -> HookHandle:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -283,4 +283,3 @@ def uninstall_pth(directory: str | os.PathLike[str] | None = None, *, user: bool
     from inliner.hook._pth import uninstall_pth as _uninstall
 
     return _uninstall(directory, user=user)
-

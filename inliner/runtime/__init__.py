@@ -38,10 +38,15 @@ import importlib.abc
 import importlib.util
 import sys
 import weakref
-from typing import Any, Callable, Iterable, NamedTuple, Protocol, Sequence, cast
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple, Protocol, cast
 
 import torch
 import torch.fx
+
+# dynamo's frame hook (None where no torch.compile is running); every torch inliner
+# supports (2.9 and later) has it
+from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
 
 from inliner.runtime._carriers import Carriers, _build_carriers, _decorated_forward, _fast_apply
 from inliner.runtime._contract import check_indices
@@ -51,12 +56,7 @@ from inliner.runtime._replay import Decorated
 from inliner.runtime._residuals import SavedOnDemand as SavedOnDemand  # what bwd may be handed
 from inliner.runtime._spec import Spec
 
-# dynamo's frame hook (None where no torch.compile is running); every torch inliner
-# supports (2.9 and later) has it
-from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
-
-
-__all__ = ["custom_vjp", "CompileFallbackWarning", "FlatClass", "FlatFunction", "Record"]
+__all__ = ["CompileFallbackWarning", "FlatClass", "FlatFunction", "Record", "custom_vjp"]
 
 # Argument types that can be neither an fx proxy nor need a
 # functorch-aware carrier by themselves: calls made only of these take the fast path.
@@ -128,7 +128,7 @@ class FlatFunction:
     fwd: Callable  # the flat forward
     bwd: Callable  # the flat backward
     apply: Callable  # the function itself, so ``Name.apply(...)`` keeps working
-    carriers: Callable[[], "Carriers"]  # the autograd.Function carriers, built on first use
+    carriers: Callable[[], Carriers]  # the autograd.Function carriers, built on first use
     compile_kind: str  # "traceable", "opaque" or "side_effecting" (see custom_vjp)
     call: Callable  # the node dynamo's graph holds for a plain call (an island: itself)
     objects_call: Callable  # the node for a call with object arguments (set once dynamo loads)
@@ -210,7 +210,9 @@ def custom_vjp(
         saved_for_forward_idx=saved_for_forward_idx,
     )
     if forward_decorators and fill_defaults:
-        raise TypeError(f"custom_vjp {name}: a setup_context-style forward (fill_defaults=True) takes no ctx to decorate")
+        raise TypeError(
+            f"custom_vjp {name}: a setup_context-style forward (fill_defaults=True) takes no ctx to decorate"
+        )
     spec = Spec(
         fwd=fwd,
         bwd=bwd,
@@ -408,7 +410,7 @@ def _with_input_casting(flat: Callable, device_type: str, cast_inputs: Any) -> C
 class _DynamoEntry:
     """What ``inliner.runtime._dynamo`` needs to present one flat callable to dynamo."""
 
-    __slots__ = ("spec", "flat", "node", "public", "untraced", "dispatch", "__weakref__")
+    __slots__ = ("__weakref__", "dispatch", "flat", "node", "public", "spec", "untraced")
 
     def __init__(
         self, spec: Spec, flat: Callable, node: Callable, public: Callable, untraced: Callable, dispatch: Callable
@@ -520,6 +522,7 @@ def _first_object_type(args: tuple, kwargs: dict) -> str | None:
 
 _LEAF_TYPES = (torch.Tensor, int, float, bool, complex, str, bytes, type(None), torch.dtype, torch.device)
 
+
 class _Pending(Protocol):
     """A public flat callable waiting for dynamo, its entry kept on it (a registry entry
     holds its public, so a weak set of publics is what lets an unused one go)."""
@@ -555,7 +558,7 @@ def _flush_dynamo(_dynamo_module: Any) -> None:
     _pending_dynamo.clear()
 
 
-_pending_thunder: "weakref.WeakKeyDictionary[Callable, Any]" = weakref.WeakKeyDictionary()
+_pending_thunder: weakref.WeakKeyDictionary[Callable, Any] = weakref.WeakKeyDictionary()
 
 
 def _register_with_thunder(fns: tuple[Callable, ...], spec: Spec) -> None:

@@ -13,7 +13,8 @@ This module must not import libcst or black, nor torch: it only looks at shapes.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 
 def check_indices(
@@ -36,7 +37,9 @@ def check_indices(
         keywords["saved_tensors_idx"] = (saved_tensors_idx,)
     for keyword, indices in keywords.items():
         if not all(type(i) is int and i >= 0 for i in indices):
-            raise TypeError(f"custom_vjp for {name}: {keyword} must hold non-negative integers, got {_spelled(indices, keyword)}")
+            raise TypeError(
+                f"custom_vjp for {name}: {keyword} must hold non-negative integers, got {_spelled(indices, keyword)}"
+            )
     for keyword in ("saved_for_backward_idx", "saved_for_forward_idx"):
         indices = keywords[keyword]
         if len(set(indices)) != len(indices):
@@ -52,7 +55,11 @@ def check_first_result(spec: Any, result: Any, inputs: tuple) -> None:
     """``fwd``'s first ``(outputs, residuals)`` against every index keyword of ``spec``."""
     label = f"custom_vjp fwd rule {_qualname(spec.fwd)} for {spec.name}"
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        got = f"a {type(result).__name__} of length {len(result)}" if isinstance(result, (tuple, list)) else type(result).__name__
+        got = (
+            f"a {type(result).__name__} of length {len(result)}"
+            if isinstance(result, (tuple, list))
+            else type(result).__name__
+        )
         raise TypeError(f"{label} must return a pair (outputs, residuals), got {got}")
     outputs, residuals = result
     try:
@@ -63,16 +70,35 @@ def check_first_result(spec: Any, result: Any, inputs: tuple) -> None:
     if spec.saved_tensors_idx is not None:
         residual_keywords["saved_tensors_idx"] = (spec.saved_tensors_idx,)
     for keyword, indices in residual_keywords.items():
-        _in_range(indices, len(residuals), f"{label} returned {_count(len(residuals), 'residual')}, but {_spelled(indices, keyword)}", "residual")
+        _in_range(
+            indices,
+            len(residuals),
+            f"{label} returned {_count(len(residuals), 'residual')}, but {_spelled(indices, keyword)}",
+            "residual",
+        )
     if spec.saved_tensors_idx is not None and not isinstance(residuals[spec.saved_tensors_idx], (tuple, list)):
         got = type(residuals[spec.saved_tensors_idx]).__name__
-        raise TypeError(f"{label}: residual {spec.saved_tensors_idx} (saved_tensors_idx) must be a tuple of tensors, got {got}")
+        raise TypeError(
+            f"{label}: residual {spec.saved_tensors_idx} (saved_tensors_idx) must be a tuple of tensors, got {got}"
+        )
     n_outputs = len(outputs) if isinstance(outputs, tuple) else 1
-    _in_range(spec.nondiff, n_outputs, f"{label} returned {_count(n_outputs, 'output')}, but {_spelled(spec.nondiff, 'non_differentiable_idx')}", "output")
-    _in_range(spec.dirty, len(inputs), f"{spec.name} was called with {_count(len(inputs), 'positional input')}, but {_spelled(spec.dirty, 'dirty_idx')}", "input")
+    _in_range(
+        spec.nondiff,
+        n_outputs,
+        f"{label} returned {_count(n_outputs, 'output')}, but {_spelled(spec.nondiff, 'non_differentiable_idx')}",
+        "output",
+    )
+    _in_range(
+        spec.dirty,
+        len(inputs),
+        f"{spec.name} was called with {_count(len(inputs), 'positional input')}, but {_spelled(spec.dirty, 'dirty_idx')}",
+        "input",
+    )
 
 
-def first_call_checked(fwd: Callable, check: Callable[[Any, tuple], None], install: Callable[[Callable], None]) -> Callable:
+def first_call_checked(
+    fwd: Callable, check: Callable[[Any, tuple], None], install: Callable[[Callable], None]
+) -> Callable:
     """A stand-in for ``fwd`` that checks its first result, then ``install``s ``fwd`` itself
     where the stand-in was (a failed check leaves the stand-in, so the next call checks again)."""
 

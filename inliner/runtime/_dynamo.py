@@ -38,7 +38,8 @@ import dataclasses
 import itertools
 import types
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch._dynamo
@@ -150,7 +151,6 @@ def _island_shim(name: str, node: Callable, message: str) -> Callable:
         return refused(*args, **kwargs)
 
     return shim
-
 
 
 def _shim(name: str, owner: int, node: Callable, objects_node: Callable) -> Callable:
@@ -339,7 +339,7 @@ def _closes_over_state(fn: types.FunctionType) -> bool:
 
 def _cell_is_full(cell: Any) -> bool:
     try:
-        cell.cell_contents
+        cell.cell_contents  # noqa: B018 (reading an empty cell raises ValueError)
     except ValueError:
         return False
     return True

@@ -37,8 +37,6 @@ def _repeats(
     ``tensor_type`` lets thunder's lookaside ask the same of its proxies."""
     own_views = [a for i, a in enumerate(args) if isinstance(a, tensor_type) and i not in dirty]
     last = {
-        id(o): j
-        for j, o in enumerate(flat_out)
-        if isinstance(o, tensor_type) and not any(o is a for a in own_views)
+        id(o): j for j, o in enumerate(flat_out) if isinstance(o, tensor_type) and not any(o is a for a in own_views)
     }
     return tuple((i, last[id(o)]) for i, o in enumerate(flat_out) if last.get(id(o), i) != i)

@@ -25,12 +25,13 @@ from __future__ import annotations
 import reprlib
 import warnings
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.autograd.function import FunctionCtx
 
-__all__ = ["Record", "replay", "bind", "copy_with", "state_of"]
+__all__ = ["Record", "bind", "copy_with", "replay", "state_of"]
 
 _UNSET = object()
 

@@ -23,7 +23,8 @@ It imports torch-free code only (rewritten code imports it through the runtime).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from inliner.runtime._outputs import _CtxStandIn as CtxStandIn
 

@@ -41,7 +41,7 @@ class SavedOnDemand:
     values. Indexing and slicing answer as the tuple ``fwd`` returned would.
     """
 
-    __slots__ = ("_ctx", "_plain", "_saved_idx", "_group_idx")
+    __slots__ = ("_ctx", "_group_idx", "_plain", "_saved_idx")
 
     def __init__(self, ctx: Any, plain: Sequence[Any], saved_idx: tuple[int, ...], group_idx: int | None) -> None:
         self._ctx = ctx

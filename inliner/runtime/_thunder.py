@@ -40,8 +40,11 @@ import dataclasses
 import functools
 import inspect
 import itertools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+import thunder.core.prims as prims
+import thunder.torch as ltorch
 from thunder.core import dtypes, jit_ext
 from thunder.core.interpreter import (
     INTERPRETER_SIGNALS,
@@ -57,8 +60,6 @@ from thunder.core.symbol import Symbol, default_python_printer
 from thunder.core.trace import from_trace, get_tracectx, tracectx
 from thunder.core.trace_interpreter import interpret_trace
 from thunder.core.update_aliases import insert_alias_updates
-import thunder.core.prims as prims
-import thunder.torch as ltorch
 
 from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
 from inliner.runtime._record import Record, bind, state_of
@@ -250,8 +251,7 @@ def _check_gradient_count(name: str, returned: Any, n_inputs: int) -> None:
     grads = _flat_outputs(returned)
     if len(grads) < n_inputs or any(g is not None for g in grads[n_inputs:]):
         raise RuntimeError(
-            f"function {name}Backward returned an incorrect number of gradients "
-            f"(expected {n_inputs}, got {len(grads)})"
+            f"function {name}Backward returned an incorrect number of gradients (expected {n_inputs}, got {len(grads)})"
         )
 
 

@@ -160,7 +160,9 @@ def test_op_bodies_the_engine_cannot_follow_are_refused(fwd_body, bwd_body, code
 def test_an_async_body_is_refused(body):
     """Calling an ``async def`` gives a coroutine, never the op's outputs: a flat function
     made from its body would compute what the original cannot."""
-    source = V29.format(fwd_body="return x * w, [x]", bwd_body="return g * x").replace(f"\ndef {body}(", f"\nasync def {body}(")
+    source = V29.format(fwd_body="return x * w, [x]", bwd_body="return g * x").replace(
+        f"\ndef {body}(", f"\nasync def {body}("
+    )
     assert f"async def {body}(" in source
     result = flatten(source, path="v29.py")
     assert result.source == source

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import inliner.runtime
-import inliner.runtime._contract
 import inliner.runtime._carriers
+import inliner.runtime._contract
 from inliner.runtime import custom_vjp
 
 

@@ -25,7 +25,34 @@ _SPACES = re.compile(r"\s+")
 
 #: builtins whose value is a new scalar or string (never an object from outside)
 _SCALAR_BUILTINS = frozenset(
-    {"len", "int", "float", "bool", "complex", "str", "abs", "round", "repr", "format", "hash", "id", "isinstance", "issubclass", "callable", "hasattr", "range", "divmod", "pow", "chr", "ord", "bin", "hex", "oct", "ascii", "sum"}
+    {
+        "len",
+        "int",
+        "float",
+        "bool",
+        "complex",
+        "str",
+        "abs",
+        "round",
+        "repr",
+        "format",
+        "hash",
+        "id",
+        "isinstance",
+        "issubclass",
+        "callable",
+        "hasattr",
+        "range",
+        "divmod",
+        "pow",
+        "chr",
+        "ord",
+        "bin",
+        "hex",
+        "oct",
+        "ascii",
+        "sum",
+    }
 )
 
 
@@ -178,7 +205,9 @@ def _record_parameter(walker, call: ast.Call, helper: ast.FunctionDef) -> Helper
     if len(received) != 1 or received[0] is None:
         return None
     param = received[0]
-    rebinds = any(isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load) for n in ast.walk(helper))
+    rebinds = any(
+        isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load) for n in ast.walk(helper)
+    )
     declared = any(isinstance(n, (ast.Global, ast.Nonlocal)) and param in n.names for n in ast.walk(helper))
     if rebinds or declared:
         return None
@@ -247,7 +276,11 @@ def _method(walker, call: ast.Call, receiver: ast.AST, method: str, discarded: b
                 walker.note(call, SIDE_EFFECTING, f"updates {walker.where(receiver)} in place")
         elif discarded and external and not tensor:
             verb = tables.MUTATING_METHODS.get(method)
-            what = f"{verb} {walker.where(receiver)}" if verb else f"calls {shown}() for its effect on {walker.where(receiver)}"
+            what = (
+                f"{verb} {walker.where(receiver)}"
+                if verb
+                else f"calls {shown}() for its effect on {walker.where(receiver)}"
+            )
             walker.note(call, SIDE_EFFECTING, what)
         return
     if method in tables.MUTATING_METHODS:
@@ -297,8 +330,12 @@ def computes_on_tensor_data(walker, call: ast.Call) -> bool:
     qualified = qualified_names(walker, name) if name is not None and "." in name else None
     if qualified and "<local>" not in qualified:
         return any(
-            (q.startswith("torch.") and not tables.is_torch_metadata(q) and tables.torch_kind(q) == TRACEABLE
-             and not q.startswith(("torch.cuda.", "torch.backends.")))
+            (
+                q.startswith("torch.")
+                and not tables.is_torch_metadata(q)
+                and tables.torch_kind(q) == TRACEABLE
+                and not q.startswith(("torch.cuda.", "torch.backends."))
+            )
             for q in qualified
         )
     if isinstance(func, ast.Attribute):

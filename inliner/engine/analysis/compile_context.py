@@ -70,11 +70,15 @@ class CompileContext:
 
     # -- deciding -------------------------------------------------------------------------------
     # ``bodies``: ``bodies_of(vjp, ...)`` made before (a pure function of ``vjp``; a cache keeps it)
-    def decide_class(self, cls: ast.ClassDef, scope: Scope, vjp: CustomVJP, bodies: list[Body] | None = None) -> CompileKind:
+    def decide_class(
+        self, cls: ast.ClassDef, scope: Scope, vjp: CustomVJP, bodies: list[Body] | None = None
+    ) -> CompileKind:
         inferred = classify(bodies or bodies_of(vjp, CLASS_RESIDUALS), scope, self.facts)
         return self._record(vjp, inferred, self.class_pragma(cls), _qualname(scope, cls.name))
 
-    def decide_call(self, call: ast.Call, scope: Scope, vjp: CustomVJP, bodies: list[Body] | None = None) -> CompileKind:
+    def decide_call(
+        self, call: ast.Call, scope: Scope, vjp: CustomVJP, bodies: list[Body] | None = None
+    ) -> CompileKind:
         module_scope = self.index.scopes_root(scope)
         inferred = classify(bodies or bodies_of(vjp, CALL_RESIDUALS), module_scope, self.facts)
         return self._record(vjp, inferred, self.call_pragma(call), vjp.name)

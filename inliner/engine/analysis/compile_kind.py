@@ -28,8 +28,8 @@ value bwd did not create. Free names are resolved with the engine's scope index.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from inliner.engine.analysis import compile_tables as tables
 from inliner.engine.analysis.compile_calls import HelperRecord, check_call, computes_on_tensor_data, returns_new_object
@@ -200,7 +200,11 @@ def _written_roots(node: ast.AST) -> list[str]:
         targets = list(node.targets)
     elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
         targets = [node.target]
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in tables.MUTATING_METHODS:
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in tables.MUTATING_METHODS
+    ):
         targets = [node.func]
     roots = []
     for target in targets:
@@ -286,7 +290,13 @@ class _Walker(ast.NodeVisitor):
     def is_record(self, expr: ast.AST) -> bool:
         """``expr`` is the ctx record the lowering made (``state = Record(...)``, or unpacked from the residuals)."""
         record = self.record
-        return bool(record) and isinstance(expr, ast.Name) and expr.id == record and self.scope is not None and self.scope.parent is None
+        return (
+            bool(record)
+            and isinstance(expr, ast.Name)
+            and expr.id == record
+            and self.scope is not None
+            and self.scope.parent is None
+        )
 
     # -- names: free reads of changing globals -----------------------------------------------
     def visit_Name(self, node: ast.Name) -> None:
@@ -414,7 +424,12 @@ class _Walker(ast.NodeVisitor):
         if not isinstance(expr, ast.Name) or self.body is None:
             return False
         scope = self.lookup(expr.id)
-        return scope is not None and scope.parent is None and expr.id in self.body.tensors and expr.id not in scope.external
+        return (
+            scope is not None
+            and scope.parent is None
+            and expr.id in self.body.tensors
+            and expr.id not in scope.external
+        )
 
     # -- control flow on tensor data -----------------------------------------------------------
     def visit_If(self, node: ast.If | ast.While) -> None:
@@ -448,7 +463,9 @@ class _Walker(ast.NodeVisitor):
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if isinstance(node.ctx, ast.Load) and _is_mask(node.slice):
-            self.note(node, OPAQUE, f"indexes with a boolean mask ({_text(node)}), an output shape that depends on data")
+            self.note(
+                node, OPAQUE, f"indexes with a boolean mask ({_text(node)}), an output shape that depends on data"
+            )
         self.generic_visit(node)
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:

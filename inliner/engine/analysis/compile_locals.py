@@ -11,9 +11,19 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPE_NODES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
 #: the nodes that open a scope of their own (``_SCOPE_NODES`` as a type)
-ScopeNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+ScopeNode = (
+    ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+)
 
 
 @dataclass(eq=False)
@@ -21,7 +31,7 @@ class Local:
     """One scope inside the walked function: what it binds and which of those may hold outside objects."""
 
     node: ast.AST
-    parent: "Local | None"
+    parent: Local | None
     names: set[str] = field(default_factory=set)
     params: set[str] = field(default_factory=set)
     declared_global: set[str] = field(default_factory=set)

@@ -121,14 +121,16 @@ class CompileOverrides:
     entries: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def from_table(cls, value: Any, where: str = "[tool.inliner] compile") -> "CompileOverrides":
+    def from_table(cls, value: Any, where: str = "[tool.inliner] compile") -> CompileOverrides:
         """Validate a TOML value; raises ValueError naming the bad key or value."""
         if not isinstance(value, dict):
-            raise ValueError(f"{where} must be a table of \"module.Class\" = \"<kind>\", not {type(value).__name__}")
+            raise ValueError(f'{where} must be a table of "module.Class" = "<kind>", not {type(value).__name__}')
         entries = []
         for key, kind in value.items():
             if not isinstance(key, str) or not _KEY.match(key):
-                raise ValueError(f"{where}: {key!r} is not a qualified name or pattern (like \"pkg.module.Class\" or \"pkg.*\")")
+                raise ValueError(
+                    f'{where}: {key!r} is not a qualified name or pattern (like "pkg.module.Class" or "pkg.*")'
+                )
             normalized = normalize_kind(kind) if isinstance(kind, str) else None
             if normalized is None:
                 raise ValueError(f"{where}: {key!r} = {kind!r} is not one of {_expected()}")

@@ -26,11 +26,30 @@ TORCH_SIDE_EFFECTING = (
     "torch.autograd.profiler",
     *(
         f"torch.distributed.{name}"
-        for name in (
-            "all_reduce all_gather all_gather_into_tensor all_gather_object all_to_all all_to_all_single "
-            "reduce reduce_scatter reduce_scatter_tensor broadcast broadcast_object_list scatter gather send "
-            "recv isend irecv batch_isend_irecv barrier monitored_barrier _all_gather_base _reduce_scatter_base"
-        ).split()
+        for name in [
+            "all_reduce",
+            "all_gather",
+            "all_gather_into_tensor",
+            "all_gather_object",
+            "all_to_all",
+            "all_to_all_single",
+            "reduce",
+            "reduce_scatter",
+            "reduce_scatter_tensor",
+            "broadcast",
+            "broadcast_object_list",
+            "scatter",
+            "gather",
+            "send",
+            "recv",
+            "isend",
+            "irecv",
+            "batch_isend_irecv",
+            "barrier",
+            "monitored_barrier",
+            "_all_gather_base",
+            "_reduce_scatter_base",
+        ]
     ),
     "torch.manual_seed",
     "torch.seed",
@@ -207,18 +226,68 @@ TENSOR_METADATA = frozenset(
 # -- builtins -----------------------------------------------------------------------
 
 BUILTINS_PURE = frozenset(
-    """
-    abs all any ascii bin bool bytearray bytes callable chr complex dict dir divmod enumerate
-    float format frozenset getattr hasattr hash hex id int isinstance issubclass iter len list
-    max min next object oct ord pow range repr reversed round set slice sorted str sum tuple type
-    zip filter map NotImplemented Ellipsis
-    """.split()
+    [
+        "abs",
+        "all",
+        "any",
+        "ascii",
+        "bin",
+        "bool",
+        "bytearray",
+        "bytes",
+        "callable",
+        "chr",
+        "complex",
+        "dict",
+        "dir",
+        "divmod",
+        "enumerate",
+        "float",
+        "format",
+        "frozenset",
+        "getattr",
+        "hasattr",
+        "hash",
+        "hex",
+        "id",
+        "int",
+        "isinstance",
+        "issubclass",
+        "iter",
+        "len",
+        "list",
+        "max",
+        "min",
+        "next",
+        "object",
+        "oct",
+        "ord",
+        "pow",
+        "range",
+        "repr",
+        "reversed",
+        "round",
+        "set",
+        "slice",
+        "sorted",
+        "str",
+        "sum",
+        "tuple",
+        "type",
+        "zip",
+        "filter",
+        "map",
+        "NotImplemented",
+        "Ellipsis",
+    ]
 )
 #: builtins that call a function they are given (``key=`` or a positional callable).
 BUILTINS_CALLING = frozenset({"filter", "map", "sorted", "min", "max"})
 #: builtins that turn a tensor into a Python number (a data-dependent value).
 BUILTINS_CONVERTING = frozenset({"int", "float", "bool", "complex", "range", "round"})
-BUILTINS_SIDE_EFFECTING = frozenset({"print", "open", "input", "breakpoint", "exit", "quit", "help", "setattr", "delattr"})
+BUILTINS_SIDE_EFFECTING = frozenset(
+    {"print", "open", "input", "breakpoint", "exit", "quit", "help", "setattr", "delattr"}
+)
 
 
 def is_exception_name(name: str) -> bool:
@@ -235,7 +304,16 @@ def is_exception_name(name: str) -> bool:
 # -- the rest of the standard library -------------------------------------------------
 
 #: pure functions on Python values.
-STDLIB_PURE = ("math.", "operator.", "cmath.", "numbers.", "typing.", "functools.reduce", "itertools.", "dataclasses.fields")
+STDLIB_PURE = (
+    "math.",
+    "operator.",
+    "cmath.",
+    "numbers.",
+    "typing.",
+    "functools.reduce",
+    "itertools.",
+    "dataclasses.fields",
+)
 #: what the original did on every call: output, logging, global Python state.
 STDLIB_SIDE_EFFECTING = (
     "logging.",
@@ -292,7 +370,24 @@ MUTATING_METHODS = {
 }
 #: methods of builtin containers and strings that only read.
 READING_METHODS = frozenset(
-    {"get", "keys", "values", "items", "copy", "index", "count", "startswith", "endswith", "split", "join", "strip", "lower", "upper", "format", "replace"}
+    {
+        "get",
+        "keys",
+        "values",
+        "items",
+        "copy",
+        "index",
+        "count",
+        "startswith",
+        "endswith",
+        "split",
+        "join",
+        "strip",
+        "lower",
+        "upper",
+        "format",
+        "replace",
+    }
 )
 
 

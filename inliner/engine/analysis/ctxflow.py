@@ -186,30 +186,40 @@ class _Walker(cst.CSTVisitor):
             return
         if isinstance(parent, cst.AssignTarget) and parent.target is attr:
             assign = self._simple_set(parents[-2], attr)
-            self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter, self._in_loop()))
+            self.facts.ctx_uses.append(
+                CtxUse("set", name, assign, assign, top is assign, self.counter, self._in_loop())
+            )
             return
         if isinstance(parent, cst.Element) and len(parents) >= 4:
             tup, target, statement = parents[-2], parents[-3], parents[-4]
             if isinstance(tup, (cst.Tuple, cst.List)) and isinstance(target, cst.AssignTarget) and target.target is tup:
                 assign = self._simple_set(statement, attr)
-                self.facts.ctx_uses.append(CtxUse("set", name, assign, assign, top is assign, self.counter, self._in_loop()))
+                self.facts.ctx_uses.append(
+                    CtxUse("set", name, assign, assign, top is assign, self.counter, self._in_loop())
+                )
                 return
         if _in_written_part(attr, parents):
             if self.role == "backward":
                 raise Refuse(Code.BACKWARD_WRITES_CTX, f"backward writes `{self.ctx}.{name}`", attr)
-            raise Refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}.{name}` is written in a form the engine cannot follow", attr)
+            raise Refuse(
+                Code.CTX_UNSUPPORTED, f"`{self.ctx}.{name}` is written in a form the engine cannot follow", attr
+            )
         self.facts.ctx_uses.append(CtxUse("read", name, attr, None, False, self.counter, self._in_loop()))
 
     def _simple_set(self, assign: cst.CSTNode, attr: cst.Attribute) -> cst.Assign:
         """``assign`` (which holds the target ``attr``) as a single-target assignment, or refuse."""
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
-            raise Refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}.{attr.attr.value}` is assigned in a chained assignment", attr)
+            raise Refuse(
+                Code.CTX_UNSUPPORTED, f"`{self.ctx}.{attr.attr.value}` is assigned in a chained assignment", attr
+            )
         return assign
 
     def _top_level_small(self, parents: list[cst.CSTNode]) -> cst.CSTNode | None:
         # stack: [FunctionDef, IndentedBlock, SimpleStatementLine, small, ...]
-        if len(parents) >= 4 and isinstance(parents[1], cst.IndentedBlock) and isinstance(
-            parents[2], cst.SimpleStatementLine
+        if (
+            len(parents) >= 4
+            and isinstance(parents[1], cst.IndentedBlock)
+            and isinstance(parents[2], cst.SimpleStatementLine)
         ):
             return parents[3]
         return None
@@ -288,7 +298,7 @@ def definitely_assigned_at_returns(
         return assigned
 
     def suite(node) -> tuple:
-        return tuple(node.body) if isinstance(node, cst.IndentedBlock) else tuple(node.body)
+        return tuple(node.body)
 
     def statement(stmt, assigned: frozenset[str]) -> frozenset[str]:
         if isinstance(stmt, cst.SimpleStatementLine):

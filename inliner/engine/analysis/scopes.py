@@ -40,7 +40,7 @@ def _star_may_bind(star: Binding, name: str) -> bool:
 @dataclass(eq=False)
 class Scope:
     node: ast.AST
-    parent: "Scope | None"
+    parent: Scope | None
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
 
     @property
@@ -84,7 +84,7 @@ class ScopeIndex(ast.NodeVisitor):
         self.names: set[str] = set()  # every identifier used as a variable anywhere
 
     @classmethod
-    def build(cls, tree: ast.Module, interesting: set[str], call_names: frozenset[str] = frozenset()) -> "ScopeIndex":
+    def build(cls, tree: ast.Module, interesting: set[str], call_names: frozenset[str] = frozenset()) -> ScopeIndex:
         index = cls(interesting, call_names)
         index.visit(tree)
         return index
@@ -209,7 +209,12 @@ class ScopeIndex(ast.NodeVisitor):
             value = node.value
             if isinstance(value, ast.Name):
                 self.apply_attribute[id(value)] = node
-            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and not value.args and not value.keywords:
+            elif (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and not value.args
+                and not value.keywords
+            ):
                 self.apply_attribute[id(value.func)] = node  # `F().apply`: an instance is only a detour
         self.visit(node.value)
 

@@ -117,7 +117,9 @@ class _Analysis:
         elif isinstance(parent, ast.ClassDef) and node in parent.bases:
             self._subclass(parent)
         elif isinstance(parent, ast.ClassDef):
-            raise RefuseAt(Code.USED_AS_FUNCTION, f"the class statement of {parent.name} is given it as a keyword", parent)
+            raise RefuseAt(
+                Code.USED_AS_FUNCTION, f"the class statement of {parent.name} is given it as a keyword", parent
+            )
         else:
             self._value(node, scope, spelled)
         self.uses.as_class = True
@@ -132,7 +134,9 @@ class _Analysis:
             return True
         if attr in FUNCTION_ATTRIBUTES or attr == "symbolic" or attr.startswith("__"):
             raise RefuseAt(
-                Code.USED_AS_FUNCTION, f"`{spelled}.{attr}` is assigned here, which changes what torch does with the Function", attribute
+                Code.USED_AS_FUNCTION,
+                f"`{spelled}.{attr}` is assigned here, which changes what torch does with the Function",
+                attribute,
             )
         self.written.add(attr)
         return True
@@ -155,7 +159,9 @@ class _Analysis:
             builtins = sorted(q.split(".", 1)[1] for q in qualified if q.startswith("builtins."))
             used = [b for b in builtins if b in _INTROSPECTION]
             if used:
-                raise RefuseAt(Code.USED_AS_FUNCTION, f"`{used[0]}(...)` here needs it to stay a torch.autograd.Function", parent)
+                raise RefuseAt(
+                    Code.USED_AS_FUNCTION, f"`{used[0]}(...)` here needs it to stay a torch.autograd.Function", parent
+                )
             by_name = [b for b in builtins if b in _BY_NAME]
             if by_name and child is node and parent.args[0] is node:
                 self._by_name(parent, by_name[0], spelled)
@@ -164,8 +170,14 @@ class _Analysis:
         """``getattr(F, "name")`` is ``F.name``; a computed name cannot be checked."""
         name = call.args[1] if len(call.args) > 1 else None
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-            raise RefuseAt(Code.USED_AS_FUNCTION, f"`{builtin}({spelled}, ...)` here names an attribute the engine cannot read", call)
-        as_attribute = ast.Attribute(value=call.args[0], attr=name.value, ctx=ast.Load() if _BY_NAME[builtin] == "read" else ast.Store())
+            raise RefuseAt(
+                Code.USED_AS_FUNCTION,
+                f"`{builtin}({spelled}, ...)` here names an attribute the engine cannot read",
+                call,
+            )
+        as_attribute = ast.Attribute(
+            value=call.args[0], attr=name.value, ctx=ast.Load() if _BY_NAME[builtin] == "read" else ast.Store()
+        )
         ast.copy_location(as_attribute, call)
         self._attribute(as_attribute, spelled)
 
@@ -174,11 +186,17 @@ class _Analysis:
         if attr in PLAIN_DUNDERS:
             return
         if attr in AUTOGRAD_MEMBERS:
-            raise RefuseAt(Code.USED_AS_FUNCTION, f"`{spelled}` here is a member the flat form removes from the class", node)
+            raise RefuseAt(
+                Code.USED_AS_FUNCTION, f"`{spelled}` here is a member the flat form removes from the class", node
+            )
         if attr in FUNCTION_ATTRIBUTES or attr.startswith("__"):
-            raise RefuseAt(Code.USED_AS_FUNCTION, f"`{spelled}` here is an attribute only a torch.autograd.Function has", node)
+            raise RefuseAt(
+                Code.USED_AS_FUNCTION, f"`{spelled}` here is an attribute only a torch.autograd.Function has", node
+            )
         if attr not in readable and attr not in self.written:
-            raise RefuseAt(Code.USED_AS_FUNCTION, f"`{spelled}` here is neither defined by the class nor set in this module", node)
+            raise RefuseAt(
+                Code.USED_AS_FUNCTION, f"`{spelled}` here is neither defined by the class nor set in this module", node
+            )
 
     # -- `cls` in the class's own classmethods ----------------------------------------
     def _classmethods(self) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:

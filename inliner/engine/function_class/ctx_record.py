@@ -19,8 +19,9 @@ engine cannot read) is refused here with its own diagnostic.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, NoReturn
+from typing import NoReturn
 
 import libcst as cst
 
@@ -31,7 +32,17 @@ from inliner.engine.model import Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, unpack_statement
 
 #: Refusals of the named lowering a record lowering may still flatten: ctx dynamics.
-FALLBACK_CODES = frozenset({Code.CTX_UNSUPPORTED, Code.CTX_ESCAPES, Code.CTX_ATTRIBUTE_ON_SOME_PATHS, Code.BACKWARD_WRITES_CTX, Code.MARKS_UNMATCHED, Code.CONDITIONAL_MATERIALIZE_GRADS, Code.CONDITIONAL_SAVE_FOR_FORWARD})
+FALLBACK_CODES = frozenset(
+    {
+        Code.CTX_UNSUPPORTED,
+        Code.CTX_ESCAPES,
+        Code.CTX_ATTRIBUTE_ON_SOME_PATHS,
+        Code.BACKWARD_WRITES_CTX,
+        Code.MARKS_UNMATCHED,
+        Code.CONDITIONAL_MATERIALIZE_GRADS,
+        Code.CONDITIONAL_SAVE_FOR_FORWARD,
+    }
+)
 
 #: Methods of torch's ``FunctionCtx`` a record runs itself (only forward may call them).
 RECORD_METHODS = frozenset(
@@ -114,7 +125,7 @@ class _CtxChecker(cst.CSTVisitor):
     """Every use of ``ctx`` in one function must be one a record stands in for."""
 
     def __init__(
-        self, func: cst.FunctionDef, ctx: str, role: str, cls: str, context: "_Context", call_site: cst.CSTNode | None
+        self, func: cst.FunctionDef, ctx: str, role: str, cls: str, context: _Context, call_site: cst.CSTNode | None
     ) -> None:
         self.func = func
         self.ctx = ctx
@@ -160,7 +171,9 @@ class _CtxChecker(cst.CSTVisitor):
         ):
             # under torch.func every level gets its own record; a closure made in forward
             # would keep the one fwd made (backward's closures see their level's own)
-            self._refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}` is captured by a function or generator made in forward", node)
+            self._refuse(
+                Code.CTX_UNSUPPORTED, f"`{self.ctx}` is captured by a function or generator made in forward", node
+            )
         if any(isinstance(p, (cst.Global, cst.Nonlocal)) for p in parents):
             self._refuse(Code.CTX_UNSUPPORTED, f"`{self.ctx}` is declared global or nonlocal", node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
@@ -184,10 +197,14 @@ class _CtxChecker(cst.CSTVisitor):
 
     def _use(self, name: str, kind: str, node: cst.CSTNode) -> None:
         ctx = self.ctx
-        if name.startswith("__") and name.endswith("__") or name.startswith("_inliner_"):
+        if (name.startswith("__") and name.endswith("__")) or name.startswith("_inliner_"):
             self._refuse(Code.CTX_UNSUPPORTED, f"`{ctx}.{name}` is not an attribute a record can stand in for", node)
         if name in TORCH_ONLY:
-            self._refuse(Code.CTX_UNSUPPORTED, f"`{ctx}.{name}` is torch's own (an autograd node's), which a record cannot answer", node)
+            self._refuse(
+                Code.CTX_UNSUPPORTED,
+                f"`{ctx}.{name}` is torch's own (an autograd node's), which a record cannot answer",
+                node,
+            )
         if kind == "write" and (name in READ_ONLY or name in RECORD_METHODS):
             self._refuse(Code.CTX_TORCH_ATTRIBUTE, f"`{ctx}.{name}` is assigned, an attribute torch itself uses", node)
         if name in RECORD_METHODS and self.role not in ("forward", "setup"):
@@ -196,7 +213,11 @@ class _CtxChecker(cst.CSTVisitor):
             self._refuse(Code.CTX_UNSUPPORTED, f"jvp reads `{ctx}.{name}`, which a record no longer holds there", node)
         if name == "needs_input_grad" and self.role in ("forward", "setup"):
             if self.role == "setup":
-                self._refuse(Code.CTX_UNSUPPORTED, f"setup_context reads `{ctx}.needs_input_grad` (it differs per torch.func level)", node)
+                self._refuse(
+                    Code.CTX_UNSUPPORTED,
+                    f"setup_context reads `{ctx}.needs_input_grad` (it differs per torch.func level)",
+                    node,
+                )
             self.context.facts.reads_needs_input_grad = True
         if kind == "write" and self.role in ("backward", "jvp"):
             where = f"{self.func.name.value}(): " if self.call_site else ""
@@ -215,16 +236,26 @@ class _CtxChecker(cst.CSTVisitor):
                 if isinstance(name, str) and name.isidentifier():
                     self._use(name, _ATTRIBUTE_BUILTINS[builtin], call)
                     return
-            self._refuse(Code.CTX_ESCAPES, f"`{builtin}` is given `{self.ctx}` with a name the engine cannot read statically", here)
+            self._refuse(
+                Code.CTX_ESCAPES,
+                f"`{builtin}` is given `{self.ctx}` with a name the engine cannot read statically",
+                here,
+            )
         if arg.star:
             self._refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is unpacked into a call", here)
         helper = target[1] if target is not None and target[0] == "def" else None
         if helper is None or helper.decorators or helper.asynchronous is not None:
             callee = _callee_text(func)
-            self._refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is passed to `{callee}`, whose body the engine cannot check", here)
+            self._refuse(
+                Code.CTX_ESCAPES, f"`{self.ctx}` is passed to `{callee}`, whose body the engine cannot check", here
+            )
         param = _receiving_parameter(helper, call, arg)
         if param is None:
-            self._refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is passed to `{helper.name.value}` in a way the engine cannot follow", here)
+            self._refuse(
+                Code.CTX_ESCAPES,
+                f"`{self.ctx}` is passed to `{helper.name.value}` in a way the engine cannot follow",
+                here,
+            )
         self.context.check_helper(helper, param, self.role, self.call_site or here)
 
     def _resolve(self, func: cst.BaseExpression) -> tuple[str, cst.FunctionDef | None] | None:
@@ -323,7 +354,9 @@ class RecordLowering:
     setup_style: bool = False  # the forward is forward + setup_context joined
     reason: str = ""  # why the named lowering could not spell ctx
 
-    def lower(self, fwd_name: str, bwd_name: str, jvp_name: str = "") -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec, list[cst.FunctionDef]]:
+    def lower(
+        self, fwd_name: str, bwd_name: str, jvp_name: str = ""
+    ) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec, list[cst.FunctionDef]]:
         name = self.name
         context = _Context(name, self.resolve)
         ctx = _first_param(self.forward, name)
@@ -355,7 +388,9 @@ class RecordLowering:
             raise Refuse(Code.CLASS_SHAPE, "forward is a generator or coroutine", func)
         params = _params_without_first(func.params)
         if needs_input_grad and "needs_input_grad" in _param_names(params):
-            raise Refuse(Code.CTX_UNSUPPORTED, f"forward reads `{ctx}.needs_input_grad` and has a parameter of that name", func)
+            raise Refuse(
+                Code.CTX_UNSUPPORTED, f"forward reads `{ctx}.needs_input_grad` and has a parameter of that name", func
+            )
         state = fresh("state", names_in(func))
         residuals = cst.Tuple([cst.Element(cst.Name(state))])
         returns = {id(ret) for ret, _ in facts.returns}
@@ -402,7 +437,10 @@ def _reader(func: cst.FunctionDef, new_name: str, ctx: str, cls: str) -> cst.Fun
     else:
         params = grads.with_changes(params=[first, *grads.params])
     return cst.FunctionDef(
-        name=cst.Name(new_name), params=params, body=body.with_changes(body=statements), leading_lines=func.leading_lines
+        name=cst.Name(new_name),
+        params=params,
+        body=body.with_changes(body=statements),
+        leading_lines=func.leading_lines,
     )
 
 

@@ -33,8 +33,8 @@ attributes of the carrier's ctx).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import libcst as cst
 
@@ -347,7 +347,7 @@ def _forwards(wrapper: ast.FunctionDef, fn: str, index: ScopeIndex, scope: Scope
         return False
     local = {a.arg for a in (*wrapper.args.posonlyargs, *wrapper.args.args, *wrapper.args.kwonlyargs)}
     local |= {a.arg for a in (wrapper.args.vararg, wrapper.args.kwarg) if a is not None}
-    if wrapper.args.defaults or wrapper.args.kw_defaults and any(d is not None for d in wrapper.args.kw_defaults):
+    if wrapper.args.defaults or (wrapper.args.kw_defaults and any(d is not None for d in wrapper.args.kw_defaults)):
         return False
     check = _PureCheck(local, fn, index, scope)
     for stmt in body[:-1]:
@@ -363,7 +363,7 @@ def _forwards(wrapper: ast.FunctionDef, fn: str, index: ScopeIndex, scope: Scope
     return all(isinstance(a, ast.Name) and a.id in check.local and a.id not in check.helpers for a in arguments)
 
 
-def _helper_is_pure(helper: ast.FunctionDef, outer: "_PureCheck") -> bool:
+def _helper_is_pure(helper: ast.FunctionDef, outer: _PureCheck) -> bool:
     args = helper.args
     if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
         return False

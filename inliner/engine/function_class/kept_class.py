@@ -122,7 +122,9 @@ def _check_kept_name(cls_name: str, member: str, node: cst.CSTNode) -> None:
     if member in FUNCTION_ATTRIBUTES:
         raise Refuse(Code.CLASS_SHAPE, f"defines `{member}`, which torch.autograd.Function itself uses", node)
     if member.startswith("__") and member.endswith("__"):
-        raise Refuse(Code.CLASS_SHAPE, f"defines `{member}`, which a plain class would not treat as the Function did", node)
+        raise Refuse(
+            Code.CLASS_SHAPE, f"defines `{member}`, which a plain class would not treat as the Function did", node
+        )
 
 
 def _bound_names(small: cst.BaseSmallStatement) -> set[str]:
@@ -132,7 +134,8 @@ def _bound_names(small: cst.BaseSmallStatement) -> set[str]:
         return names_in(small.target)
     if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
         return {
-            (a.asname.name.value if a.asname and isinstance(a.asname.name, cst.Name) else _import_head(a)) for a in small.names
+            (a.asname.name.value if a.asname and isinstance(a.asname.name, cst.Name) else _import_head(a))
+            for a in small.names
         }
     if isinstance(small, cst.ImportFrom):
         raise Refuse(Code.CLASS_SHAPE, "a class-level `import *`", small)
@@ -162,7 +165,9 @@ def _check_class_time_reads(name: str, out: ClassBody) -> None:
             parts = [stmt]
         read = set().union(*(names_in(p) for p in parts)) & removed if parts else set()
         if read:
-            raise Refuse(Code.CLASS_SHAPE, f"its class body reads `{sorted(read)[0]}`, which the flat form removes", stmt)
+            raise Refuse(
+                Code.CLASS_SHAPE, f"its class body reads `{sorted(read)[0]}`, which the flat form removes", stmt
+            )
 
 
 def _defaults_and_annotations(func: cst.FunctionDef) -> list[cst.CSTNode]:

@@ -131,7 +131,10 @@ def _choose_saved_route(plan: _ReadPlan) -> None:
     # check: where the original may skip or repeat the read, bwd reads them where it did.
     sends_saved = bool(spec.saved_for_backward_idx) or spec.saved_tensors_idx is not None
     plan.on_demand = (
-        plan.saved_kind == "saved" and sends_saved and bool(saved_reads) and not _read_up_front(plan.reader.func, saved_reads)
+        plan.saved_kind == "saved"
+        and sends_saved
+        and bool(saved_reads)
+        and not _read_up_front(plan.reader.func, saved_reads)
     )
     unpack = None if plan.on_demand else plan.reader.unpack
     saved = plan.saved
@@ -249,7 +252,9 @@ def _lowered_params(original: cst.Parameters, residuals_name: str, needs_input_g
         params = grads.with_changes(posonly_params=[cst.Param(cst.Name(residuals_name)), *grads.posonly_params])
     if needs_input_grad:
         star = params.star_arg if isinstance(params.star_arg, cst.Param) else cst.ParamStar()
-        params = params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, cst.Param(cst.Name("needs_input_grad"))])
+        params = params.with_changes(
+            star_arg=star, kwonly_params=[*params.kwonly_params, cst.Param(cst.Name("needs_input_grad"))]
+        )
     return params
 
 

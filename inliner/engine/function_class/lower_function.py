@@ -188,7 +188,9 @@ def _read_class(
     return _ClassPlan(cls, body, members, forward, backward, generate_vmap_rule, keep, inherited)
 
 
-def _forward_and_backward(cls: cst.ClassDef, members: dict[str, cst.FunctionDef]) -> tuple[cst.FunctionDef, cst.FunctionDef]:
+def _forward_and_backward(
+    cls: cst.ClassDef, members: dict[str, cst.FunctionDef]
+) -> tuple[cst.FunctionDef, cst.FunctionDef]:
     """forward and backward (or vjp): refuses a class missing one, or defining both backward and vjp."""
     forward = members.get("forward")
     if forward is None:
@@ -299,7 +301,9 @@ def _assigns_vmap_rule(small: cst.BaseSmallStatement) -> bool:
     )
 
 
-def _check_replay_place(name: str, uses: tuple[DecoratorUse, ...], *, own: dict[str, cst.FunctionDef], keep: bool) -> None:
+def _check_replay_place(
+    name: str, uses: tuple[DecoratorUse, ...], *, own: dict[str, cst.FunctionDef], keep: bool
+) -> None:
     """Refuse replays that would run a decorator somewhere else than the original did.
 
     An inherited member was decorated once, in its base's body: replaying it for the
@@ -309,7 +313,9 @@ def _check_replay_place(name: str, uses: tuple[DecoratorUse, ...], *, own: dict[
     """
     for use in uses:
         if use.member not in own:
-            raise Refuse(Code.DECORATOR, f"the decorators of inherited `{use.member}` would be applied a second time", use.expr)
+            raise Refuse(
+                Code.DECORATOR, f"the decorators of inherited `{use.member}` would be applied a second time", use.expr
+            )
         if keep and use.kind == "wrapper" and isinstance(use.expr, cst.Call):
             raise Refuse(
                 Code.DECORATOR,
@@ -364,7 +370,11 @@ def _ctx_attributes_set(forward: cst.FunctionDef) -> set[str]:
     class Visitor(cst.CSTVisitor):
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
             for target in _targets(node.target):
-                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == ctx:
+                if (
+                    isinstance(target, cst.Attribute)
+                    and isinstance(target.value, cst.Name)
+                    and target.value.value == ctx
+                ):
                     found.add(target.attr.value)
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -533,10 +543,16 @@ class _CombinedLowering:
         ctx = plan.ctx
         forward_saves = plan.uses.forward_saves
         if forward_saves and self.jvp is None:
-            raise Refuse(Code.CONDITIONAL_SAVE_FOR_FORWARD, "forward calls save_for_forward but defines no jvp", forward_saves[0].node)
+            raise Refuse(
+                Code.CONDITIONAL_SAVE_FOR_FORWARD,
+                "forward calls save_for_forward but defines no jvp",
+                forward_saves[0].node,
+            )
         for use in plan.uses.calls:
             if use.attr not in _CTX_CALLS:
-                raise Refuse(Code.CTX_UNSUPPORTED, f"forward calls `{ctx}.{use.attr}`, which the engine cannot replay", use.node)
+                raise Refuse(
+                    Code.CTX_UNSUPPORTED, f"forward calls `{ctx}.{use.attr}`, which the engine cannot replay", use.node
+                )
 
     def _spell_saved_for_backward(self, plan: _ForwardPlan, backward: Reader) -> None:
         """One residual per saved tensor where the save is flat, else one group residual."""
@@ -560,7 +576,9 @@ class _CombinedLowering:
             assert isinstance(call, cst.Call)
             if any(a.keyword is not None for a in call.args):
                 raise Refuse(Code.CONDITIONAL_SAVE_FOR_FORWARD, "save_for_backward is called with keywords", call)
-            value = cst.Tuple([cst.Element(a.value) if a.star == "" else cst.StarredElement(a.value) for a in call.args])
+            value = cst.Tuple(
+                [cst.Element(a.value) if a.star == "" else cst.StarredElement(a.value) for a in call.args]
+            )
             plan.edits.smalls[_statement_of(use)] = cst.Assign([cst.AssignTarget(cst.Name(var))], value)
         plan.residuals.append(group)
         group.defined_by = []  # initialised at the top of fwd: always assigned
@@ -590,7 +608,9 @@ class _CombinedLowering:
         for use in sets:
             if use.attr in RESERVED_ATTRS or use.attr.startswith("__"):
                 raise Refuse(
-                    Code.CTX_TORCH_ATTRIBUTE, f"forward sets `{plan.ctx}.{use.attr}`, an attribute torch itself uses", use.node
+                    Code.CTX_TORCH_ATTRIBUTE,
+                    f"forward sets `{plan.ctx}.{use.attr}`, an attribute torch itself uses",
+                    use.node,
                 )
         for use in sets:
             assign = use.node
@@ -613,7 +633,9 @@ class _CombinedLowering:
                 and isinstance(el.value.value, cst.Name)
                 and el.value.value.value == ctx
             ):
-                raise Refuse(Code.CTX_UNSUPPORTED, f"a tuple assignment mixes `{ctx}` attributes and other targets", assign)
+                raise Refuse(
+                    Code.CTX_UNSUPPORTED, f"a tuple assignment mixes `{ctx}` attributes and other targets", assign
+                )
             names_here.append(el.value.attr.value)
         vars_here = [self._attr_var(plan, a, use, reuse=None) for a in names_here]
         plan.edits.smalls[assign] = assign.with_changes(targets=[cst.AssignTarget(name_tuple(vars_here))])
@@ -721,7 +743,9 @@ class _CombinedLowering:
             key = f"#{i}"
             if r.kind == "attr" and r.attr in plan.defaults_in_bwd and any(key not in state for state in states):
                 default = plan.defaults_in_bwd[r.attr]
-                plan.initialised.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(r.fwd_name))], default)]))
+                plan.initialised.append(
+                    cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(r.fwd_name))], default)])
+                )
                 initialised.add(key)
         return initialised
 
@@ -841,15 +865,28 @@ class _CombinedLowering:
         return all(position < use.position and not nested for position, _, nested in stores)
 
     def _materialize_flag(self, call: cst.Call) -> bool:
-        if len(call.args) == 1 and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in ("True", "False"):
+        if (
+            len(call.args) == 1
+            and isinstance(call.args[0].value, cst.Name)
+            and call.args[0].value.value in ("True", "False")
+        ):
             return call.args[0].value.value == "True"
-        raise Refuse(Code.CONDITIONAL_MATERIALIZE_GRADS, "set_materialize_grads takes a value the engine cannot read statically", call)
+        raise Refuse(
+            Code.CONDITIONAL_MATERIALIZE_GRADS,
+            "set_materialize_grads takes a value the engine cannot read statically",
+            call,
+        )
 
     def _dirty(self, call: cst.Call, positional: list[str], facts: BodyFacts) -> tuple[int, ...]:
         out = []
         for arg in call.args:
             value = arg.value
-            if arg.star or not isinstance(value, cst.Name) or value.value not in positional or facts.stores.get(value.value):
+            if (
+                arg.star
+                or not isinstance(value, cst.Name)
+                or value.value not in positional
+                or facts.stores.get(value.value)
+            ):
                 raise Refuse(
                     Code.MARKS_UNMATCHED, "mark_dirty argument is not an input parameter that is never rebound", call
                 )
@@ -871,7 +908,10 @@ class _CombinedLowering:
                 raise Refuse(Code.MARKS_UNMATCHED, "forward returns before mark_non_differentiable", ret)
             returned = ret.value
             if isinstance(returned, cst.Tuple):
-                items = [el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else None for el in returned.elements]
+                items = [
+                    el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else None
+                    for el in returned.elements
+                ]
                 if any(isinstance(el, cst.StarredElement) for el in returned.elements):
                     raise Refuse(Code.MARKS_UNMATCHED, "the outputs of forward are starred", ret)
             elif isinstance(returned, cst.Name) and self.output_items and returned.value == self.output_items[0]:

@@ -52,7 +52,9 @@ class _Join:
     rebinds_params: bool  # forward stores to one of its own positional parameters
 
 
-def join_setup_context(name: str, forward: cst.FunctionDef, setup: cst.FunctionDef, backward: cst.FunctionDef) -> JoinedForward:
+def join_setup_context(
+    name: str, forward: cst.FunctionDef, setup: cst.FunctionDef, backward: cst.FunctionDef
+) -> JoinedForward:
     """The combined-style forward of class ``name``; refuses what the join could not keep exact."""
     ctx, inputs_name, output_name = _setup_parameters(name, forward, setup)
     facts = analyse(forward, None)
@@ -166,7 +168,9 @@ def _joined_function(join: _Join) -> cst.FunctionDef:
     input_elements: list[cst.BaseElement] = [cst.Element(cst.Name(p.name.value)) for p in params.params]
     if isinstance(params.star_arg, cst.Param):
         input_elements.append(cst.StarredElement(cst.Name(params.star_arg.name.value)))
-    inputs_stmt = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(join.inputs))], cst.Tuple(input_elements))])
+    inputs_stmt = cst.SimpleStatementLine(
+        [cst.Assign([cst.AssignTarget(cst.Name(join.inputs))], cst.Tuple(input_elements))]
+    )
     value = join.returned.value or cst.Name("None")
     output_stmt = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(join.output))], value)])
     uses_inputs = join.inputs in names_in(join.setup_body)
@@ -240,7 +244,10 @@ def _unpacked_names(stmt: cst.BaseStatement, source: str) -> list[str] | None:
     target = small.targets[0].target
     if not isinstance(target, (cst.Tuple, cst.List)):
         return None
-    names = [el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else "" for el in target.elements]
+    names = [
+        el.value.value if isinstance(el, cst.Element) and isinstance(el.value, cst.Name) else ""
+        for el in target.elements
+    ]
     return names if all(names) else None
 
 

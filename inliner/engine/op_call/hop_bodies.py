@@ -33,7 +33,7 @@ engine cannot tell which original it stood for: the call is refused.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -44,7 +44,14 @@ from inliner.engine.names import dotted
 Qualify = Callable[[str], set[str]]
 
 _BRACKET_NAME = re.compile(r"_set_grad_enabled(_\d+)?$")
-_GRAD_MODE = {"_set_grad_enabled", "set_grad_enabled", "no_grad", "enable_grad", "inference_mode", "_set_inference_mode"}
+_GRAD_MODE = {
+    "_set_grad_enabled",
+    "set_grad_enabled",
+    "no_grad",
+    "enable_grad",
+    "inference_mode",
+    "_set_inference_mode",
+}
 _CONSTANTS = {"None", "True", "False", "Ellipsis", "NotImplemented"}
 _FX_GLOBALS = {"device": "torch.device"}
 _NOT_STRAIGHT = {
@@ -77,7 +84,9 @@ def _bracket_line(stmt: cst.BaseStatement, flag: str) -> bool:
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) in (1, 2)):
         return False
     first = stmt.body[0]
-    if not (isinstance(first, cst.Assign) and len(first.targets) == 1 and isinstance(first.targets[0].target, cst.Name)):
+    if not (
+        isinstance(first, cst.Assign) and len(first.targets) == 1 and isinstance(first.targets[0].target, cst.Name)
+    ):
         return False
     name = first.targets[0].target.value
     call = first.value
@@ -104,7 +113,9 @@ def _bracket_line(stmt: cst.BaseStatement, flag: str) -> bool:
     )
 
 
-def check_body(func: cst.FunctionDef, body: list[cst.BaseStatement], *, kind: str, role: str, params: list[str], qualify: Qualify) -> None:
+def check_body(
+    func: cst.FunctionDef, body: list[cst.BaseStatement], *, kind: str, role: str, params: list[str], qualify: Qualify
+) -> None:
     """Raise ``Refuse`` unless ``body`` (``func``'s statements, cleaned) is straight-line torch code.
 
     ``params``: the parameters the flat function keeps (``self``/``ctx`` already dropped)."""
@@ -112,7 +123,11 @@ def check_body(func: cst.FunctionDef, body: list[cst.BaseStatement], *, kind: st
     for i, stmt in enumerate(body):
         if not isinstance(stmt, cst.SimpleStatementLine):
             what = _statement_kind(stmt)
-            raise Refuse(Code.OP_BODY_NOT_STRAIGHT_LINE, f"the {role} body has {what}; op bodies must be straight-line code", stmt)
+            raise Refuse(
+                Code.OP_BODY_NOT_STRAIGHT_LINE,
+                f"the {role} body has {what}; op bodies must be straight-line code",
+                stmt,
+            )
         for j, small in enumerate(stmt.body):
             last = i == len(body) - 1 and j == len(stmt.body) - 1
             checker.small(small, last)
@@ -167,7 +182,10 @@ class _Checker:
             return
         if isinstance(small, cst.AugAssign):
             if self.kind == "traced":
-                self.refuse("updates a value in place with an augmented assignment, which symbolic_trace records as a new value", small)
+                self.refuse(
+                    "updates a value in place with an augmented assignment, which symbolic_trace records as a new value",
+                    small,
+                )
             self.assign([small.target], small.value, augmented=True)
             return
         self.refuse(f"has a `{type(small).__name__.lower()}` statement; op bodies must be straight-line code", small)
@@ -198,7 +216,9 @@ class _Checker:
         if isinstance(target, cst.Subscript):
             self.expression(target)  # item assignment: a method call on the value, in effect
             return []
-        self.refuse(f"assigns to `{cst.Module([]).code_for_node(target)}`; op bodies may only bind their own names", target)
+        self.refuse(
+            f"assigns to `{cst.Module([]).code_for_node(target)}`; op bodies may only bind their own names", target
+        )
         return []
 
     # -- expressions ---------------------------------------------------------------
@@ -219,7 +239,9 @@ class _Checker:
                 right = self.expression(target.comparator)
                 identity = isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
                 if identity and (derived or right) and self.kind == "traced":
-                    self.refuse("tests a traced value with `is`/`in`, which symbolic_trace answered once, for its proxy", node)
+                    self.refuse(
+                        "tests a traced value with `is`/`in`, which symbolic_trace answered once, for its proxy", node
+                    )
                 derived = derived or right
             return derived
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
@@ -262,7 +284,10 @@ class _Checker:
         if self.kind == "traced":
             meanings = self._meanings(node.value)
             if not meanings or "<local>" in meanings:
-                self.refuse(f"reads the module-level `{node.value}`, whose value symbolic_trace fixed when it traced the body", node)
+                self.refuse(
+                    f"reads the module-level `{node.value}`, whose value symbolic_trace fixed when it traced the body",
+                    node,
+                )
         return False
 
     def attribute(self, node: cst.Attribute) -> bool:
@@ -279,10 +304,14 @@ class _Checker:
             meanings = self._meanings(name)
             if meanings and all(m.startswith("torch.") for m in meanings):
                 if any(m.endswith(".autograd_function_apply") for m in meanings):
-                    self.refuse("calls autograd_function_apply itself; op calls inside op bodies are not flattened", node)
+                    self.refuse(
+                        "calls autograd_function_apply itself; op calls inside op bodies are not flattened", node
+                    )
                 if any(m.rsplit(".", 1)[-1] in _GRAD_MODE for m in meanings):
                     self.refuse(
-                        f"switches grad mode (`{name}`) other than by dynamo's bracket around the whole body", node, Code.OP_BODY_GRAD_MODE
+                        f"switches grad mode (`{name}`) other than by dynamo's bracket around the whole body",
+                        node,
+                        Code.OP_BODY_GRAD_MODE,
                     )
             else:
                 what = f"the builtin `{name}`" if any(m.startswith("builtins.") for m in meanings) else f"`{name}`"
@@ -312,7 +341,13 @@ def _head(node: cst.Attribute) -> cst.Name:
 
 def _formatted_parts(node: cst.BaseExpression) -> list[cst.FormattedStringExpression]:
     out: list[cst.FormattedStringExpression] = []
-    strings = [node] if isinstance(node, cst.FormattedString) else [node.left, node.right] if isinstance(node, cst.ConcatenatedString) else []
+    strings = (
+        [node]
+        if isinstance(node, cst.FormattedString)
+        else [node.left, node.right]
+        if isinstance(node, cst.ConcatenatedString)
+        else []
+    )
     for string in strings:
         if isinstance(string, cst.FormattedString):
             out.extend(p for p in string.parts if isinstance(p, cst.FormattedStringExpression))

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 from inliner.engine.codes import Code
@@ -89,7 +89,9 @@ def resolve(site: HopCall, tree: ast.Module, index: ScopeIndex, text: SourceText
 
 
 def _body(expr: ast.expr, site: HopCall, index: ScopeIndex, role: str) -> Body:
-    not_found = Refuse(Code.OP_BODIES_NOT_FOUND, f"the {role} body of an autograd_function_apply call cannot be found statically", None)
+    not_found = Refuse(
+        Code.OP_BODIES_NOT_FOUND, f"the {role} body of an autograd_function_apply call cannot be found statically", None
+    )
     if isinstance(expr, ast.Name):
         found = index.lookup(expr.id, site.scope)
         bindings = found.bindings.get(expr.id, []) if found else []
@@ -101,7 +103,12 @@ def _body(expr: ast.expr, site: HopCall, index: ScopeIndex, role: str) -> Body:
             bindings = real
         binding = bindings[0]
         # an async def returns a coroutine, never the op's outputs: no body a flat function could stand for
-        if binding.kind == "def" and isinstance(binding.node, ast.FunctionDef) and found is not None and found.is_module:
+        if (
+            binding.kind == "def"
+            and isinstance(binding.node, ast.FunctionDef)
+            and found is not None
+            and found.is_module
+        ):
             return Body(binding.node, is_method=False)
         if binding.kind == "alias" and binding.qualified and binding.qualified.startswith("self."):
             assert isinstance(binding.node, ast.Assign)  # aliases are bound by assignments only
@@ -144,7 +151,12 @@ def _self_attribute(expr: ast.expr) -> str | None:
 
 def _nested_body(attr: str, scope: Scope | None, index: ScopeIndex, not_found: Refuse) -> Body:
     """``self.<attr>`` inside a method: a class nested in the method's class."""
-    if scope is None or not isinstance(scope.node, ast.FunctionDef) or scope.parent is None or not scope.parent.is_class:
+    if (
+        scope is None
+        or not isinstance(scope.node, ast.FunctionDef)
+        or scope.parent is None
+        or not scope.parent.is_class
+    ):
         raise not_found
     owner_scope = scope.parent
     bindings = owner_scope.bindings.get(attr, [])
@@ -160,7 +172,9 @@ def _traced_module_body(value: ast.expr, scope: Scope, index: ScopeIndex, not_fo
     if not (isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords):
         raise not_found
     func = dotted(value.func)
-    if func is None or not (index.qualify(func, scope) & {"torch.fx.symbolic_trace", "torch.fx._symbolic_trace.symbolic_trace"}):
+    if func is None or not (
+        index.qualify(func, scope) & {"torch.fx.symbolic_trace", "torch.fx._symbolic_trace.symbolic_trace"}
+    ):
         raise not_found
     arg = value.args[0]
     if not (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and not arg.args and not arg.keywords):
@@ -263,9 +277,9 @@ def remaining_loads(tree: ast.AST, name: str, ignore: set[int]) -> int:
         node = stack.pop()
         if id(node) in ignore:
             continue
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-            count += 1
-        elif isinstance(node, ast.Attribute) and node.attr == name:
+        if (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)) or (
+            isinstance(node, ast.Attribute) and node.attr == name
+        ):
             count += 1
         stack.extend(ast.iter_child_nodes(node))
     return count

@@ -74,7 +74,11 @@ def lower_hop(
     check_body(bwd, list(bwd_body.body), kind=bwd_kind, role="backward", params=_names(bwd_params), qualify=qualify)
     n_outputs, n_saved = _fwd_shape(fwd_body, _tuple_locals(fwd, fwd_body))
     positional = [p for p in bwd_params.params]
-    if bwd_params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or bwd_params.kwonly_params or bwd_params.star_kwarg:
+    if (
+        bwd_params.star_arg not in (cst.MaybeSentinel.DEFAULT, None)
+        or bwd_params.kwonly_params
+        or bwd_params.star_kwarg
+    ):
         raise Refuse(Code.OP_CALL_SHAPE, "the backward body takes *args/**kwargs", bwd)
     if len(positional) != n_outputs + n_saved:
         raise Refuse(
@@ -94,9 +98,15 @@ def lower_hop(
         # torch <= 2.9 applies the Function to the tensor args only; lifted free
         # variables get no gradient slot, so bwd answers None for them.
         if qualify("isinstance") != {"builtins.isinstance"} or qualify("tuple") != {"builtins.tuple"}:
-            raise Refuse(Code.OP_CALL_SHAPE, "the module rebinds `isinstance` or `tuple`, which the lifted operands' gradients need", bwd)
+            raise Refuse(
+                Code.OP_CALL_SHAPE,
+                "the module rebinds `isinstance` or `tuple`, which the lifted operands' gradients need",
+                bwd,
+            )
         tensors = _annotated_tensors(bwd, bwd_body) if bwd_kind == "dump" else set()
-        lifted = _LiftedNones(n_operands - extra_nones, extra_nones, _tuple_locals(bwd, bwd_body), tensors, names_in(bwd))
+        lifted = _LiftedNones(
+            n_operands - extra_nones, extra_nones, _tuple_locals(bwd, bwd_body), tensors, names_in(bwd)
+        )
         bwd_body = lifted.append_to(bwd_body, bwd)
 
     snake = snake_case(re.sub(r"\W", "_", name))
@@ -107,7 +117,9 @@ def lower_hop(
     if saved:
         unpack = unpack_statement([p.name.value for p in saved], residuals)
         bwd_body = bwd_body.with_changes(body=[unpack, *bwd_body.body])
-    fwd_params = fwd_params.with_changes(params=[p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in fwd_params.params])
+    fwd_params = fwd_params.with_changes(
+        params=[p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in fwd_params.params]
+    )
     new_fwd = cst.FunctionDef(name=cst.Name(fwd_name), params=fwd_params, body=fwd_body)
     new_bwd = cst.FunctionDef(
         name=cst.Name(bwd_name),
@@ -132,7 +144,9 @@ def _rename_params(func: cst.FunctionDef, params: set[str], renames: dict[str, s
     (``def forward(self, ctx, autograd_function_apply)``); follow that local's new name.
     ``params``: the body's parameters (in bwd, also the saved values now unpacked from residuals)."""
     wanted = {old: new for old, new in renames.items() if old in params}
-    if not wanted or any(isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.CompFor)) for n in _descendants(func.body)):
+    if not wanted or any(
+        isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.CompFor)) for n in _descendants(func.body)
+    ):
         return func  # a nested scope could see the name differently
     taken = names_in(func)
     return rename(func, {old: fresh(new, taken) for old, new in wanted.items()})
@@ -216,7 +230,9 @@ def _clean_body(func: cst.FunctionDef, kind: str) -> cst.IndentedBlock:
                     smalls[-1] = last.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
                 stmt = stmt.with_changes(body=smalls)
         assert isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement))  # BaseStatement's only kinds
-        lines = [line for line in stmt.leading_lines if not (line.comment and _GENERATED_COMMENT.match(line.comment.value))]
+        lines = [
+            line for line in stmt.leading_lines if not (line.comment and _GENERATED_COMMENT.match(line.comment.value))
+        ]
         kept.append(stmt.with_changes(leading_lines=lines))
     if kept and isinstance(kept[0], (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
         first = kept[0]
@@ -276,7 +292,9 @@ def _annotated_tensors(func: cst.FunctionDef, body: cst.IndentedBlock) -> set[st
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:
-            if not (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None):
+            if not (
+                isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None
+            ):
                 continue
             annotation = small.annotation.annotation
             if (
@@ -340,7 +358,11 @@ def _fwd_shape(body: cst.IndentedBlock, bound: dict[str, cst.Tuple | cst.List]) 
         raise Refuse(Code.OP_CALL_SHAPE, "the forward body does not return (outputs, saved)", last)
     outputs, saved = (_follow(el.value, bound) for el in value.elements)
     if not isinstance(saved, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in saved.elements):
-        raise Refuse(Code.OP_CALL_SHAPE, "the forward body's saved values are neither a literal tuple nor a local bound once to one", last)
+        raise Refuse(
+            Code.OP_CALL_SHAPE,
+            "the forward body's saved values are neither a literal tuple nor a local bound once to one",
+            last,
+        )
     if isinstance(outputs, cst.Tuple):
         if any(isinstance(e, cst.StarredElement) for e in outputs.elements):
             raise Refuse(Code.OP_CALL_SHAPE, "the forward body's outputs are starred", last)
@@ -375,7 +397,11 @@ class _LiftedNones:
             raise Refuse(Code.OP_CALL_SHAPE, "the backward body does not end in a return", where)
         ret = last.body[-1]
         if len(analyse(cst.FunctionDef(cst.Name("bwd"), cst.Parameters(), body), None).returns) != 1:
-            raise Refuse(Code.OP_CALL_SHAPE, "the backward body returns early (the lifted operands' None gradients go on its last return)", where)
+            raise Refuse(
+                Code.OP_CALL_SHAPE,
+                "the backward body returns early (the lifted operands' None gradients go on its last return)",
+                where,
+            )
         value = ret.value if ret.value is not None else cst.Name("None")
         before: list[cst.BaseSmallStatement] = []
         literal = _follow(value, self.bound) if isinstance(value, cst.Name) else value

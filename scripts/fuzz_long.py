@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             if result["refused"]:
                 refused_modules += 1
             for code in result["refused"].values():
-                refusals[code] += 1
+                refusals[str(code)] += 1
             for feature in result["features"]:
                 feature_total[feature] += 1
                 if result["refused"]:

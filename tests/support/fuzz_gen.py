@@ -1102,14 +1102,12 @@ def guard(check=False):
 #: steers around them (``--avoid all`` in the long profile, ``CI_AVOID`` in
 #: tests/fuzz/test_fuzz.py) so runs keep finding new differences. Each has an xfail in
 #: tests/fuzz/test_fuzz_regressions.py; delete the entry when its fix lands.
-KNOWN_BUGS: dict[str, str] = {
-    "effect_before_saved_unpack": "a backward statement before `ctx.saved_tensors` runs in the original even when "
-    "unpacking then raises (a second backward, a version-counter error); the carrier unpacks the saved tensors "
-    "before bwd runs, so the rewrite skips it (seen through a side effect: a log entry less)",
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 #: Knobs for bugs that are fixed (kept so older engines can still be fuzzed around them).
 FIXED_BUGS = {
+    "effect_before_saved_unpack": "a backward statement before `ctx.saved_tensors` was skipped when unpacking then "
+    "raised (the carrier unpacked before bwd ran); bwd now reads them where the original did",
     "late_dirty": "ctx.mark_dirty after an early return was replayed on every path (now INL107; d718310)",
     "late_materialize": "set_materialize_grads(False) after an early return was replayed on every path (now INL108; d718310)",
     "amp_keywords": "custom_fwd hides forward's names from apply's keyword binding in the original only (6fb3640)",

@@ -71,7 +71,7 @@ def import_edits(
     ``module``) first, so it precedes anything else inserted at its offset; then removals."""
     block = _import_block(tree)
     removals, gone = _removals(tree, text, rewritten) if _may_remove(tree, rewritten, path) else ([], set())
-    kept = [stmt for stmt in block if id(stmt) not in gone]
+    kept = [stmt for stmt in block if stmt not in gone]
     removed_lines = {n for start, end, new in removals if not new for n in _lines_of(text, start, end)}
     return [_insertion(tree, text, block, kept, removed_lines, module, line), *removals]
 
@@ -94,14 +94,14 @@ def _may_remove(tree: ast.Module, rewritten: ast.Module, path: str) -> bool:
 def mentions(node: ast.AST) -> collections.Counter[str]:
     """How often each name is mentioned where code could read it: as a variable, in an
     annotation, a ``global`` statement, or as a word of a string that is not a plain docstring."""
-    docstrings = {id(d) for d, doc in _docstrings(node) if ">>>" not in doc}
+    docstrings = {d for d, doc in _docstrings(node) if ">>>" not in doc}
     found: collections.Counter[str] = collections.Counter()
     for child in ast.walk(node):
         if isinstance(child, ast.Name):
             found[child.id] += 1
         elif isinstance(child, (ast.Global, ast.Nonlocal)):
             found.update(child.names)
-        elif isinstance(child, ast.Constant) and isinstance(child.value, str) and id(child) not in docstrings:
+        elif isinstance(child, ast.Constant) and isinstance(child.value, str) and child not in docstrings:
             found.update(_WORD.findall(child.value))
     return found
 
@@ -145,23 +145,23 @@ def _literal_all(name: ast.Name, module: ast.Module) -> bool:
 # -- removing ---------------------------------------------------------------------------
 
 
-def _removals(tree: ast.Module, text: SourceText, rewritten: ast.Module) -> tuple[list[Edit], set[int]]:
+def _removals(tree: ast.Module, text: SourceText, rewritten: ast.Module) -> tuple[list[Edit], set[ast.stmt]]:
     """Edits dropping the names the rewrite made unused from the module's imports (top
-    level, and inside ``if TYPE_CHECKING:``), and the ids of the statements that go entirely.
+    level, and inside ``if TYPE_CHECKING:``), and the statements that go entirely.
 
     A ``TYPE_CHECKING`` block left empty goes whole, and with it maybe the last use of
     ``TYPE_CHECKING`` itself."""
     before, after = mentions(tree), mentions(rewritten)
     unused = {name for name in before if not after[name]}
-    edits: dict[int, list[Edit]] = {}
-    gone: set[int] = set()
+    edits: dict[ast.stmt, list[Edit]] = {}
+    gone: set[ast.stmt] = set()
     for guard in (s for s in tree.body if _is_type_checking_guard(s) and _may_edit(s, text)):
         _drop(guard.body, text, unused, edits, gone, guarded=True)
-        if all(id(s) in gone for s in guard.body):
+        if all(s in gone for s in guard.body):
             for stmt in guard.body:
-                del edits[id(stmt)]
-            edits[id(guard)] = [(text.offset(guard.lineno, 0), _past_doubled_blank(text, guard), "")]
-            gone.add(id(guard))
+                del edits[stmt]
+            edits[guard] = [(text.offset(guard.lineno, 0), _past_doubled_blank(text, guard), "")]
+            gone.add(guard)
             after.subtract(mentions(guard.test))
     unused |= {name for name in before if after[name] <= 0}
     _drop(
@@ -185,8 +185,8 @@ def _drop(
     statements: list[ast.stmt],
     text: SourceText,
     unused: set[str],
-    edits: dict[int, list[Edit]],
-    gone: set[int],
+    edits: dict[ast.stmt, list[Edit]],
+    gone: set[ast.stmt],
     *,
     guarded: bool,
 ) -> None:
@@ -195,10 +195,10 @@ def _drop(
             continue
         drop = [a for a in stmt.names if _binding(a, stmt) in unused and _droppable(a, stmt, guarded)]
         if len(drop) == len(stmt.names):
-            edits[id(stmt)] = [(text.offset(stmt.lineno, 0), _past_doubled_blank(text, stmt), "")]
-            gone.add(id(stmt))
+            edits[stmt] = [(text.offset(stmt.lineno, 0), _past_doubled_blank(text, stmt), "")]
+            gone.add(stmt)
         elif drop:
-            edits[id(stmt)] = _without(text, stmt, drop)
+            edits[stmt] = _without(text, stmt, drop)
 
 
 def _binding(alias: ast.alias, stmt: ast.Import | ast.ImportFrom) -> str:
@@ -324,8 +324,8 @@ def _insertion(
     line: str,
 ) -> Edit:
     """Where ``line`` goes: into torch's section in sorted place, else into a section of its own."""
-    kept_ids = {id(s) for s in kept}
-    sections = [[s for s in section if id(s) in kept_ids] for section in _sections(block, text)]
+    still_kept = set(kept)
+    sections = [[s for s in section if s in still_kept] for section in _sections(block, text)]
     sections = [s for s in sections if s]
     target = next((s for s in sections if any(_module(i).split(".")[0] == "torch" for i in s)), None)
     target = target or next((s for s in sections if any(_third_party(i) for i in s)), None)

@@ -103,7 +103,7 @@ class _Candidate:
     base: _Candidate | None = None  # a class deriving from a Function class of the same scope
     inherited: Inherited | None = None  # what its subclasses take from it, once lowered
     block: Block | None = None  # its parsed text, once lowered
-    decorator_generations: dict[int, int] = field(default_factory=dict)  # id(decorator) -> generation of its class
+    decorator_generations: dict[cst.CSTNode, int] = field(default_factory=dict)  # decorator -> generation of its class
     compile: CompileKind | None = None  # set once flattened
     lowering: Lowering | None = None  # its lowering (a subclass's key names its base's)
     generation: int = 0  # how many same-scope Function bases it has
@@ -193,14 +193,14 @@ def _find_candidates(parsed: _Module, select: Selection | None) -> list[_Candida
     candidates.sort(key=lambda c: (c.first_line, c.name_position))
     _refuse_calls_inside_classes(candidates)
     if select is not None:
-        chosen = {id(_root(c)) for c in candidates if _selected(c, select)}
-        candidates = [c for c in candidates if _selected(c, select) or id(_root(c)) in chosen]
+        chosen = {_root(c).node for c in candidates if _selected(c, select)}
+        candidates = [c for c in candidates if _selected(c, select) or _root(c).node in chosen]
     return candidates
 
 
 def _lower_candidates(
     candidates: list[_Candidate], parsed: _Module, compiling: CompileContext, run: _Run
-) -> tuple[_RuntimeNames, list[tuple[int, int, str]], dict[int, _LocalEdits]]:
+) -> tuple[_RuntimeNames, list[tuple[int, int, str]], dict[ast.AST, _LocalEdits]]:
     """Lower every candidate (a class with its subclasses), setting each one's outcome.
 
     Returns the runtime's names in the module, the edits replacing each flattened
@@ -209,7 +209,7 @@ def _lower_candidates(
     names = _RuntimeNames.choose(taken)
     parents = Parents(parsed.tree)
     edits: list[tuple[int, int, str]] = []
-    local_edits: dict[int, _LocalEdits] = {}
+    local_edits: dict[ast.AST, _LocalEdits] = {}
     for candidate in candidates:
         if candidate.outcome is not None or candidate.base is not None:
             continue  # a subclass is flattened with its base
@@ -237,7 +237,7 @@ def _flatten_call_or_refuse(
     parsed: _Module,
     taken: set[str],
     runtime_name: str,
-    local_edits: dict[int, _LocalEdits],
+    local_edits: dict[ast.AST, _LocalEdits],
     compiling: CompileContext,
     run: _Run,
 ) -> list[tuple[int, int, str]]:
@@ -277,7 +277,9 @@ class _Report:
         return _Report(diagnostics, flattened, refused, targets, kinds)
 
 
-def _splice_locals(local_edits: dict[int, _LocalEdits], edits: list[tuple[int, int, str]], text: SourceText) -> None:
+def _splice_locals(
+    local_edits: dict[ast.AST, _LocalEdits], edits: list[tuple[int, int, str]], text: SourceText
+) -> None:
     """Add to ``edits`` what the flattened calls do to their functions' locals.
 
     Several calls in one function touch the same statements (``fwd_body_1 = bwd_body_1 =
@@ -414,7 +416,7 @@ def _statements(tree: ast.Module) -> list[ast.stmt]:
 def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: SourceText) -> list[_Candidate]:
     out = []
     for cls in classes:
-        outer, _ = index.class_scopes[id(cls)]
+        outer, _ = index.class_scopes[cls]
         base_names = [index.qualify(d, outer) if (d := dotted(base)) else {"<local>"} for base in cls.bases]
         if not any(names & FUNCTION_BASES for names in base_names):
             continue
@@ -465,16 +467,16 @@ def _subclass_candidates(
 ) -> list[_Candidate]:
     """Classes deriving from a Function class of the same scope (and from nothing else):
     flattened together with it, or left with it."""
-    by_node = {id(c.node): c for c in candidates if c.kind == "class"}
+    by_node: dict[ast.AST, _Candidate] = {c.node: c for c in candidates if c.kind == "class"}
     out = []
     for cls in classes:  # source order: a base comes before its subclasses
-        if id(cls) in by_node or len(cls.bases) != 1 or cls.keywords or not isinstance(cls.bases[0], ast.Name):
+        if cls in by_node or len(cls.bases) != 1 or cls.keywords or not isinstance(cls.bases[0], ast.Name):
             continue
-        outer, _ = index.class_scopes[id(cls)]
+        outer, _ = index.class_scopes[cls]
         bindings = outer.bindings.get(cls.bases[0].id, ())
         if index.lookup(cls.bases[0].id, outer) is not outer or len(bindings) != 1:
             continue
-        base = by_node.get(id(bindings[0].node))
+        base = by_node.get(bindings[0].node)
         if base is None:
             continue
         first_line = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
@@ -483,9 +485,15 @@ def _subclass_candidates(
             "class", cls.name, first_line, end_line(cls), (line, col, col + len(cls.name)), cls, base=base
         )
         candidate.generation = base.generation + 1
-        by_node[id(cls)] = candidate
+        by_node[cls] = candidate
         out.append(candidate)
     return out
+
+
+def _body_scope(member: _Candidate, index: ScopeIndex) -> Scope:
+    """The scope of a class family member's body (every member is a class)."""
+    assert isinstance(member.node, ast.ClassDef)
+    return index.class_scopes[member.node][1]
 
 
 def _root(candidate: _Candidate) -> _Candidate:
@@ -557,7 +565,7 @@ def _flatten_class(
 ) -> list[tuple[int, int, str]]:
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
-    outer_scope = index.class_scopes[id(cls)][0]
+    outer_scope = index.class_scopes[cls][0]
     uses = _uses(candidate, family, index, text, parents)  # module-wide: decided on every run
     candidate.apply_sites = uses.apply_sites
     base = candidate.base
@@ -612,7 +620,7 @@ class _ClassProduct:
 
     block: Block
     inherited: Inherited
-    decorator_generations: dict[int, int]  # id(decorator expression) -> generation of the class it is in
+    decorator_generations: dict[cst.CSTNode, int]  # decorator expression -> generation of the class it is in
 
 
 def check_no_new_names_once(lowering: Lowering, vjp: CustomVJP, candidate: _Candidate, names: _RuntimeNames) -> None:
@@ -666,7 +674,7 @@ def _lower_class(
 
     def qualified(node: cst.CSTNode) -> set[str]:
         name = cst_dotted(node)
-        depth = me - generations.get(id(node), me)  # 0: this class's body
+        depth = me - generations.get(node, me)  # 0: this class's body
         return ask(("qualify", depth, name)) if name else set()
 
     parsed: dict[tuple[int, int, int], cst.BaseStatement] = {}  # one node per helper, as before
@@ -721,11 +729,11 @@ class _ClassQuestions:
         cls = candidate.node
         assert isinstance(cls, ast.ClassDef)
         self.index, self.text = index, text
-        self.outer = index.class_scopes[id(cls)][0]
+        self.outer = index.class_scopes[cls][0]
         self.bodies: list[Scope] = []  # its body, its base's, ... (``qualify`` depth)
         member: _Candidate | None = candidate
         while member is not None:
-            self.bodies.append(index.class_scopes[id(member.node)][1])
+            self.bodies.append(_body_scope(member, index))
             member = member.base
         self.reader = DecoratorReader(index, self.bodies[0], candidate.name)
 
@@ -761,7 +769,7 @@ def _uses(candidate: _Candidate, family: list[_Candidate], index: ScopeIndex, te
     readable: set[str] = set()
     related = [c for c in family if c is candidate or _derives(candidate, c) or _derives(c, candidate)]
     for member in related:
-        readable |= set(index.class_scopes[id(member.node)][1].bindings)
+        readable |= set(_body_scope(member, index).bindings)
     readable -= AUTOGRAD_MEMBERS | FUNCTION_ATTRIBUTES
     try:
         return class_uses(cls, index, parents, readable=readable)
@@ -788,17 +796,17 @@ def _inherited_by_subclasses(
     return Inherited(members, generate_vmap_rule, candidate.name if defines_symbolic else None)
 
 
-def _decorator_nodes(inherited: Inherited, node: cst.ClassDef) -> list[int]:
+def _decorator_nodes(inherited: Inherited, node: cst.ClassDef) -> list[cst.CSTNode]:
     """Decorators of a class's own autograd members resolve in its body, also when a
-    subclass inherits them: their ids (and their callees')."""
+    subclass inherits them: their expressions (and their callees)."""
     own = [m for m in inherited.members.values() if any(m is s for s in node.body.body)]
-    found: list[int] = []
+    found: list[cst.CSTNode] = []
     for member in own:
         for decorator in member.decorators:
             expr = decorator.decorator
-            found.append(id(expr))
+            found.append(expr)
             if isinstance(expr, cst.Call):
-                found.append(id(expr.func))
+                found.append(expr.func)
     return found
 
 
@@ -868,8 +876,8 @@ def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> l
         try:
             resolve(site, tree, index, text)
             assert site.fwd is not None and site.bwd is not None, "resolve sets both bodies or refuses"
-            if id(site) in named and site.fwd.kind == "dump" and site.bwd.kind == "dump":
-                site.name = named[id(site)]
+            if call in named and site.fwd.kind == "dump" and site.bwd.kind == "dump":
+                site.name = named[call]
             candidate.name = site.name
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
@@ -879,8 +887,8 @@ def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> l
     return out
 
 
-def _names_from_comments(sites: list[HopCall], text: SourceText) -> dict[int, str]:
-    """The Function each call of a dump stands for, by ``id`` of its site, from dynamo's comments.
+def _names_from_comments(sites: list[HopCall], text: SourceText) -> dict[ast.Call, str]:
+    """The Function each call of a dump stands for, by its call node, from dynamo's comments.
 
     The calls under one ``# File: ..., code: ...`` comment (in source order, which is the
     order they run) are its ``X.apply(`` in the order they run, when there are as many of
@@ -894,7 +902,7 @@ def _names_from_comments(sites: list[HopCall], text: SourceText) -> dict[int, st
     named = {}
     for names, members in groups.values():
         if len(names) == len(members):
-            named.update({id(site): name for site, name in zip(members, names)})
+            named.update({site.call: name for site, name in zip(members, names)})
     return named
 
 
@@ -904,7 +912,7 @@ def _flatten_call(
     text: SourceText,
     taken: set[str],
     runtime_name: str,
-    local_edits: dict[int, _LocalEdits],
+    local_edits: dict[ast.AST, _LocalEdits],
     compiling: CompileContext,
     run: _Run,
 ) -> list[tuple[int, int, str]]:
@@ -916,7 +924,7 @@ def _flatten_call(
         spans.append((min([func.lineno, *(d.lineno for d in func.decorator_list)]), end_line(func), func.lineno))
     call = site.call
     flat_name = fresh(_not_builtin(site.name), taken)
-    local = local_edits.get(id(site.scope.node))
+    local = local_edits.get(site.scope.node)
     renames = dict(local.renames) if local is not None else None
     lower = _call_lowerer(candidate, site, text, spans, flat_name, renames)
     qualify = site.qualify
@@ -964,7 +972,7 @@ def _flatten_call(
     renamed = _result_renames(site, flat_name, taken)
     # Shared with the other calls of this function: touched only once nothing can fail.
     if local is None:
-        local = local_edits[id(site.scope.node)] = _LocalEdits(site.scope.node)
+        local = local_edits[site.scope.node] = _LocalEdits(site.scope.node)
     local.dropped |= dropped
     local.renames.update(renamed)
     return edits
@@ -1212,37 +1220,37 @@ def _cleanup(site: HopCall, tree: ast.Module, text: SourceText) -> tuple[list[tu
     Returns the edits and the alias names whose lines went (their ``= None`` releases
     are trimmed once every call of the function is done)."""
     edits = []
-    call_args = {id(a) for a in site.call.args[:2]}
+    call_args: set[ast.AST] = set(site.call.args[:2])
     function = site.scope.node
     dropped: set[str] = set()
     for alias in site.local_aliases:
         target = alias.targets[0]
         assert isinstance(target, ast.Name)
-        if remaining_loads(function, target.id, call_args | {id(alias)}) == 0 and _owns_lines(alias, text):
+        if remaining_loads(function, target.id, call_args | {alias}) == 0 and _owns_lines(alias, text):
             edits.append((text.offset(alias.lineno, 0), text.line_end(end_line(alias)), ""))
             dropped.add(target.id)
-    removed = {id(a) for a in site.local_aliases} | call_args
+    removed: set[ast.AST] = {*site.local_aliases, *call_args}
     for body in (site.fwd, site.bwd):
         owner = body.owner if body is not None else None
-        if owner is None or id(owner) in removed:
+        if owner is None or owner in removed:
             continue
-        if remaining_loads(tree, owner.name, removed | {id(owner)} | _own_bodies_elsewhere(tree, owner)) == 0:
+        if remaining_loads(tree, owner.name, removed | {owner} | _own_bodies_elsewhere(tree, owner)) == 0:
             first = min([owner.lineno, *(d.lineno for d in owner.decorator_list)])
             if first > 1 and not text.line(first - 1).strip():
                 first -= 1  # the blank line that separated it
             edits.append((text.offset(first, 0), text.line_end(end_line(owner)), ""))
-            removed.add(id(owner))
+            removed.add(owner)
     return edits, dropped
 
 
-def _own_bodies_elsewhere(tree: ast.Module, owner: ast.ClassDef) -> set[int]:
+def _own_bodies_elsewhere(tree: ast.Module, owner: ast.ClassDef) -> set[ast.AST]:
     """Other dumped graphs in the file whose own nested class has ``owner``'s name: their
     ``self.fwd_body_0`` means that class, not ``owner``."""
-    out = set()
+    out: set[ast.AST] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and owner not in node.body:
             if any(isinstance(s, ast.ClassDef) and s.name == owner.name for s in node.body):
-                out.add(id(node))
+                out.add(node)
     return out
 
 

@@ -104,8 +104,8 @@ class ModuleFacts:
         self._tree = tree
         self._of_statement = of_statement
         self._mutated: frozenset[str] | None = None
-        self._helpers: dict[tuple[int, HelperRecord | None], Finding | None] = {}
-        self._in_progress: set[tuple[int, HelperRecord | None]] = set()
+        self._helpers: dict[tuple[ast.FunctionDef | ast.AsyncFunctionDef, HelperRecord | None], Finding | None] = {}
+        self._in_progress: set[tuple[ast.FunctionDef | ast.AsyncFunctionDef, HelperRecord | None]] = set()
 
     @property
     def mutated(self) -> frozenset[str]:
@@ -120,7 +120,7 @@ class ModuleFacts:
     ) -> Finding | None:
         """The worst finding in a same-file helper (None: traceable), computed once per way
         it is called: with or without the ctx record at one of its parameters."""
-        key = (id(func), record)
+        key = (func, record)
         if key in self._helpers:
             return self._helpers[key]
         if key in self._in_progress or depth > _MAX_HELPER_DEPTH:
@@ -245,7 +245,7 @@ class _Walker(ast.NodeVisitor):
         self.body = body
         self.depth = depth
         self.findings: list[Finding] = []
-        self.discarded: set[int] = set()  # calls whose result is thrown away
+        self.discarded: set[ast.Call] = set()  # calls whose result is thrown away
         self.scope: _Local | None = None
 
     def run(self) -> list[Finding]:
@@ -480,7 +480,7 @@ class _Walker(ast.NodeVisitor):
     # -- calls ---------------------------------------------------------------------------------
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Call):
-            self.discarded.add(id(node.value))
+            self.discarded.add(node.value)
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -488,7 +488,7 @@ class _Walker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _check_call(self, call: ast.Call) -> None:
-        check_call(self, call, discarded=id(call) in self.discarded)
+        check_call(self, call, discarded=call in self.discarded)
 
     def _check_callee(self, expr: ast.expr, at: ast.AST) -> None:
         """``expr`` will be called (a decorator, a ``key=`` function)."""

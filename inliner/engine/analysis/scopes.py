@@ -77,10 +77,10 @@ class ScopeIndex(ast.NodeVisitor):
         self.call_names = call_names
         self.calls: list[tuple[ast.Call, Scope]] = []
         self.scopes: list[Scope] = []
-        #: id(ClassDef) -> (scope it is defined in, scope of its body)
-        self.class_scopes: dict[int, tuple[Scope, Scope]] = {}
+        #: ClassDef -> (scope it is defined in, scope of its body)
+        self.class_scopes: dict[ast.ClassDef, tuple[Scope, Scope]] = {}
         self.loads: list[tuple[ast.Name, Scope]] = []  # loads of interesting names
-        self.apply_attribute: dict[int, ast.Attribute] = {}  # id(Name) -> its `Name.apply`
+        self.apply_attribute: dict[ast.Name, ast.Attribute] = {}  # Name -> its `Name.apply`
         self.names: set[str] = set()  # every identifier used as a variable anywhere
 
     @classmethod
@@ -133,7 +133,7 @@ class ScopeIndex(ast.NodeVisitor):
         for item in (*node.decorator_list, *node.bases, *node.keywords):
             self.visit(item)
         inner = self._in_new_scope(node, [node.body])
-        self.class_scopes[id(node)] = (outer, inner)
+        self.class_scopes[node] = (outer, inner)
 
     def _comprehension(self, node) -> None:
         first, *rest = node.generators
@@ -208,14 +208,14 @@ class ScopeIndex(ast.NodeVisitor):
         if node.attr == "apply":
             value = node.value
             if isinstance(value, ast.Name):
-                self.apply_attribute[id(value)] = node
+                self.apply_attribute[value] = node
             elif (
                 isinstance(value, ast.Call)
                 and isinstance(value.func, ast.Name)
                 and not value.args
                 and not value.keywords
             ):
-                self.apply_attribute[id(value.func)] = node  # `F().apply`: an instance is only a detour
+                self.apply_attribute[value.func] = node  # `F().apply`: an instance is only a detour
         self.visit(node.value)
 
     def visit_Global(self, node: ast.Global) -> None:

@@ -47,12 +47,12 @@ class Parents:
 
     def __init__(self, tree: ast.AST) -> None:
         self.tree = tree
-        self._map: dict[int, ast.AST] | None = None
+        self._map: dict[ast.AST, ast.AST] | None = None
 
     def of(self, node: ast.AST) -> ast.AST | None:
         if self._map is None:
-            self._map = {id(child): parent for parent in ast.walk(self.tree) for child in ast.iter_child_nodes(parent)}
-        return self._map.get(id(node))
+            self._map = {child: parent for parent in ast.walk(self.tree) for child in ast.iter_child_nodes(parent)}
+        return self._map.get(node)
 
 
 @dataclass
@@ -76,7 +76,7 @@ class _Analysis:
         self.cls = cls
         self.index = index
         self.parents = parents
-        self.outer, self.body_scope = index.class_scopes[id(cls)]
+        self.outer, self.body_scope = index.class_scopes[cls]
         self.uses = ClassUses(unique=len(self.outer.bindings.get(cls.name, ())) == 1)
         self.reads: list[tuple[str, ast.Attribute]] = []
         self.written: set[str] = set()
@@ -93,8 +93,8 @@ class _Analysis:
 
     # -- one use ---------------------------------------------------------------
     def _use(self, node: ast.Name, scope: Scope, *, spelled: str, is_name: bool) -> None:
-        if is_name and id(node) in self.index.apply_attribute:
-            attribute = self.index.apply_attribute[id(node)]
+        if is_name and node in self.index.apply_attribute:
+            attribute = self.index.apply_attribute[node]
             if not isinstance(attribute.ctx, ast.Load):
                 raise RefuseAt(Code.USED_AS_FUNCTION, f"`{spelled}.apply` is assigned here", attribute)
             if self.uses.unique:
@@ -144,7 +144,7 @@ class _Analysis:
     def _subclass(self, sub: ast.ClassDef) -> None:
         if len(sub.bases) != 1 or sub.keywords:
             raise RefuseAt(Code.USED_AS_FUNCTION, f"its subclass {sub.name} also has other bases or keywords", sub)
-        if self.index.class_scopes[id(sub)][0] is not self.outer:
+        if self.index.class_scopes[sub][0] is not self.outer:
             raise RefuseAt(Code.USED_AS_FUNCTION, f"its subclass {sub.name} is defined in another scope", sub)
         self.uses.subclasses.append(sub)
 

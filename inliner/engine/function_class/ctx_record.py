@@ -393,7 +393,7 @@ class RecordLowering:
             )
         state = fresh("state", names_in(func))
         residuals = cst.Tuple([cst.Element(cst.Name(state))])
-        returns = {id(ret) for ret, _ in facts.returns}
+        returns = {ret for ret, _ in facts.returns}
         body = func.body.visit(_ReturnsWithRecord(returns, residuals))
         assert isinstance(body, cst.IndentedBlock)
         body = rename(body, {ctx: state})
@@ -447,12 +447,12 @@ def _reader(func: cst.FunctionDef, new_name: str, ctx: str, cls: str) -> cst.Fun
 class _ReturnsWithRecord(cst.CSTTransformer):
     """``return value`` -> ``return value, (state,)`` for forward's own returns."""
 
-    def __init__(self, returns: set[int], residuals: cst.Tuple) -> None:
+    def __init__(self, returns: set[cst.Return], residuals: cst.Tuple) -> None:
         self.returns = returns
         self.residuals = residuals
 
     def leave_Return(self, original_node: cst.Return, updated_node: cst.Return) -> cst.Return:
-        if id(original_node) not in self.returns:
+        if original_node not in self.returns:
             return updated_node
         return _with_record(updated_node, self.residuals)
 

@@ -269,13 +269,13 @@ def annotate_parents(tree: ast.AST) -> None:
                     target._inliner_parent = node  # type: ignore[attr-defined]
 
 
-def remaining_loads(tree: ast.AST, name: str, ignore: set[int]) -> int:
+def remaining_loads(tree: ast.AST, name: str, ignore: set[ast.AST]) -> int:
     """Loads of ``name`` (as a variable or an attribute) outside the nodes in ``ignore``."""
     count = 0
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
-        if id(node) in ignore:
+        if node in ignore:
             continue
         if (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)) or (
             isinstance(node, ast.Attribute) and node.attr == name

@@ -28,6 +28,7 @@ import libcst as cst
 from inliner.engine.analysis.ctxflow import always_returns, analyse, is_binding
 from inliner.engine.codes import Code
 from inliner.engine.docstrings import after_docstring
+from inliner.engine.function_class.signature import first_param, param_names, params_without_first
 from inliner.engine.model import Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, unpack_statement
 
@@ -359,18 +360,18 @@ class RecordLowering:
     ) -> tuple[cst.FunctionDef, cst.FunctionDef, VJPSpec, list[cst.FunctionDef]]:
         name = self.name
         context = _Context(name, self.resolve)
-        ctx = _first_param(self.forward, name)
+        ctx = first_param(self.forward, name)
         check_ctx_uses(self.forward, ctx, "setup" if self.setup_style else "forward", context)
         needs_input_grad = context.facts.reads_needs_input_grad
-        bwd_ctx = _first_param(self.backward, name)
+        bwd_ctx = first_param(self.backward, name)
         check_ctx_uses(self.backward, bwd_ctx, "backward", context)
         if self.jvp is not None:
-            check_ctx_uses(self.jvp, _first_param(self.jvp, name), "jvp", context)
+            check_ctx_uses(self.jvp, first_param(self.jvp, name), "jvp", context)
         fwd_def = self._forward(fwd_name, ctx, needs_input_grad)
         bwd_def = _reader(self.backward, bwd_name, bwd_ctx, name)
         extra = []
         if self.jvp is not None:
-            extra.append(_reader(self.jvp, jvp_name, _first_param(self.jvp, name), name))
+            extra.append(_reader(self.jvp, jvp_name, first_param(self.jvp, name), name))
         spec = VJPSpec(
             ctx_record=True,
             fwd_needs_input_grad=needs_input_grad,
@@ -386,8 +387,8 @@ class RecordLowering:
         facts = analyse(func, None)
         if facts.has_yield:
             raise Refuse(Code.CLASS_SHAPE, "forward is a generator or coroutine", func)
-        params = _params_without_first(func.params)
-        if needs_input_grad and "needs_input_grad" in _param_names(params):
+        params = params_without_first(func.params)
+        if needs_input_grad and "needs_input_grad" in param_names(params):
             raise Refuse(
                 Code.CTX_UNSUPPORTED, f"forward reads `{ctx}.needs_input_grad` and has a parameter of that name", func
             )
@@ -430,7 +431,7 @@ def _reader(func: cst.FunctionDef, new_name: str, ctx: str, cls: str) -> cst.Fun
     assert isinstance(body, cst.IndentedBlock)
     statements = list(body.body)
     statements.insert(after_docstring(statements), unpack_statement([state], residuals_name))
-    grads = _params_without_first(func.params)
+    grads = params_without_first(func.params)
     first = cst.Param(cst.Name(residuals_name))
     if grads.posonly_params:
         params = grads.with_changes(posonly_params=[first, *grads.posonly_params])
@@ -465,24 +466,3 @@ def _with_record(ret: cst.Return, residuals: cst.Tuple) -> cst.Return:
         value=cst.Tuple([cst.Element(value), cst.Element(residuals)], lpar=[], rpar=[]),
         whitespace_after_return=cst.SimpleWhitespace(" "),
     )
-
-
-def _first_param(func: cst.FunctionDef, cls: str) -> str:
-    params = func.params.posonly_params or func.params.params
-    if not params:
-        raise Refuse(Code.SIGNATURE, f"`{func.name.value}` takes no ctx parameter", func)
-    return params[0].name.value
-
-
-def _params_without_first(params: cst.Parameters) -> cst.Parameters:
-    if params.posonly_params:
-        return params.with_changes(posonly_params=params.posonly_params[1:])
-    return params.with_changes(params=params.params[1:])
-
-
-def _param_names(params: cst.Parameters) -> list[str]:
-    out = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-    for extra in (params.star_arg, params.star_kwarg):
-        if isinstance(extra, cst.Param):
-            out.append(extra.name.value)
-    return out

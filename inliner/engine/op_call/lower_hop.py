@@ -73,61 +73,11 @@ def lower_hop(
     bwd_body = _clean_body(bwd, bwd_kind)
     check_body(bwd, list(bwd_body.body), kind=bwd_kind, role="backward", params=_names(bwd_params), qualify=qualify)
     n_outputs, n_saved = _fwd_shape(fwd_body, _tuple_locals(fwd, fwd_body))
-    positional = [p for p in bwd_params.params]
-    if (
-        bwd_params.star_arg not in (cst.MaybeSentinel.DEFAULT, None)
-        or bwd_params.kwonly_params
-        or bwd_params.star_kwarg
-    ):
-        raise Refuse(Code.OP_CALL_SHAPE, "the backward body takes *args/**kwargs", bwd)
-    if len(positional) != n_outputs + n_saved:
-        raise Refuse(
-            Code.OP_CALL_SHAPE,
-            f"the backward body takes {len(positional)} parameters, expected {n_outputs} grads + {n_saved} saved values",
-            bwd,
-        )
-    grads, saved = positional[:n_outputs], positional[n_outputs:]
-
-    extra_nones = 0
-    if flags.old_abi:
-        n_tensor_args = sum(flags.args_tensor_mask or ())
-        extra_nones = n_operands - n_tensor_args
-        if extra_nones < 0:
-            raise Refuse(Code.OP_CALL_SHAPE, "args_tensor_mask names more tensors than the call passes", bwd)
-    if extra_nones:
-        # torch <= 2.9 applies the Function to the tensor args only; lifted free
-        # variables get no gradient slot, so bwd answers None for them.
-        if qualify("isinstance") != {"builtins.isinstance"} or qualify("tuple") != {"builtins.tuple"}:
-            raise Refuse(
-                Code.OP_CALL_SHAPE,
-                "the module rebinds `isinstance` or `tuple`, which the lifted operands' gradients need",
-                bwd,
-            )
-        tensors = _annotated_tensors(bwd, bwd_body) if bwd_kind == "dump" else set()
-        lifted = _LiftedNones(
-            n_operands - extra_nones, extra_nones, _tuple_locals(bwd, bwd_body), tensors, names_in(bwd)
-        )
-        bwd_body = lifted.append_to(bwd_body, bwd)
-
+    positional = _bwd_positional(bwd, bwd_params, n_outputs, n_saved)
+    bwd_body = _lift_untracked_operands(bwd, bwd_body, flags, n_operands, bwd_kind, qualify)
     snake = snake_case(re.sub(r"\W", "_", name))
-    fwd_name = fresh(f"{snake}_fwd", taken)
-    bwd_name = fresh(f"{snake}_bwd", taken)
-    bwd_taken = names_in(bwd)
-    residuals = fresh("residuals", bwd_taken)
-    if saved:
-        unpack = unpack_statement([p.name.value for p in saved], residuals)
-        bwd_body = bwd_body.with_changes(body=[unpack, *bwd_body.body])
-    fwd_params = fwd_params.with_changes(
-        params=[p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in fwd_params.params]
-    )
-    new_fwd = cst.FunctionDef(name=cst.Name(fwd_name), params=fwd_params, body=fwd_body)
-    new_bwd = cst.FunctionDef(
-        name=cst.Name(bwd_name),
-        params=cst.Parameters(
-            params=[cst.Param(cst.Name(residuals)), *(g.with_changes(comma=cst.MaybeSentinel.DEFAULT) for g in grads)]
-        ),
-        body=bwd_body,
-    )
+    new_fwd = _flat_fwd(fresh(f"{snake}_fwd", taken), fwd_params, fwd_body)
+    new_bwd = _flat_bwd(fresh(f"{snake}_bwd", taken), bwd, bwd_body, positional[:n_outputs], positional[n_outputs:])
     if renames:
         new_fwd = _rename_params(new_fwd, {p.name.value for p in fwd_params.params}, renames)
         new_bwd = _rename_params(new_bwd, {p.name.value for p in positional}, renames)
@@ -137,6 +87,64 @@ def lower_hop(
         dirty_idx=flags.dirty_idx,
     )
     return CustomVJP(name=name, fwd=new_fwd, bwd=new_bwd, spec=spec)
+
+
+def _bwd_positional(bwd: cst.FunctionDef, bwd_params: cst.Parameters, n_outputs: int, n_saved: int) -> list[cst.Param]:
+    """bwd's parameters after the leading ones: one per output grad, then one per saved value."""
+    if (
+        bwd_params.star_arg not in (cst.MaybeSentinel.DEFAULT, None)
+        or bwd_params.kwonly_params
+        or bwd_params.star_kwarg
+    ):
+        raise Refuse(Code.OP_CALL_SHAPE, "the backward body takes *args/**kwargs", bwd)
+    positional = list(bwd_params.params)
+    if len(positional) != n_outputs + n_saved:
+        raise Refuse(
+            Code.OP_CALL_SHAPE,
+            f"the backward body takes {len(positional)} parameters, expected {n_outputs} grads + {n_saved} saved values",
+            bwd,
+        )
+    return positional
+
+
+def _lift_untracked_operands(
+    bwd: cst.FunctionDef, bwd_body: cst.IndentedBlock, flags: HopFlags, n_operands: int, bwd_kind: str, qualify: Qualify
+) -> cst.IndentedBlock:
+    """torch <= 2.9 applies the Function to the tensor args only; lifted free variables get
+    no gradient slot, so bwd answers None for them."""
+    extra_nones = 0
+    if flags.old_abi:
+        extra_nones = n_operands - sum(flags.args_tensor_mask or ())
+        if extra_nones < 0:
+            raise Refuse(Code.OP_CALL_SHAPE, "args_tensor_mask names more tensors than the call passes", bwd)
+    if not extra_nones:
+        return bwd_body
+    if qualify("isinstance") != {"builtins.isinstance"} or qualify("tuple") != {"builtins.tuple"}:
+        raise Refuse(
+            Code.OP_CALL_SHAPE,
+            "the module rebinds `isinstance` or `tuple`, which the lifted operands' gradients need",
+            bwd,
+        )
+    tensors = _annotated_tensors(bwd, bwd_body) if bwd_kind == "dump" else set()
+    lifted = _LiftedNones(n_operands - extra_nones, extra_nones, _tuple_locals(bwd, bwd_body), tensors, names_in(bwd))
+    return lifted.append_to(bwd_body, bwd)
+
+
+def _flat_fwd(name: str, params: cst.Parameters, body: cst.IndentedBlock) -> cst.FunctionDef:
+    params = params.with_changes(params=[p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in params.params])
+    return cst.FunctionDef(name=cst.Name(name), params=params, body=body)
+
+
+def _flat_bwd(
+    name: str, bwd: cst.FunctionDef, body: cst.IndentedBlock, grads: list[cst.Param], saved: list[cst.Param]
+) -> cst.FunctionDef:
+    """``bwd(residuals, *grads)``, unpacking the saved values from ``residuals`` first."""
+    residuals = fresh("residuals", names_in(bwd))
+    if saved:
+        body = body.with_changes(body=[unpack_statement([p.name.value for p in saved], residuals), *body.body])
+    grad_params = [g.with_changes(comma=cst.MaybeSentinel.DEFAULT) for g in grads]
+    params = cst.Parameters(params=[cst.Param(cst.Name(residuals)), *grad_params])
+    return cst.FunctionDef(name=cst.Name(name), params=params, body=body)
 
 
 def _rename_params(func: cst.FunctionDef, params: set[str], renames: dict[str, str]) -> cst.FunctionDef:

@@ -239,7 +239,7 @@ def custom_vjp(
         compile_kind=_checked_compile_kind(compile_kind),
         compile_reason=compile_reason,
     )
-    spec.decorated = _decorations(spec, backward_name)
+    spec = dataclasses.replace(spec, decorated=_decorations(spec, backward_name))
     made = _callables(spec)
     node = _graph_node(made.flat)
     _describe(spec, made, node)

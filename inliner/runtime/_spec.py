@@ -1,8 +1,8 @@
 """What ``custom_vjp`` knows of one original Function: the static facts its carriers,
 dynamo's shim and thunder's lookaside are all built from.
 
-The carriers, ``_contract``, ``_dynamo`` and ``_thunder`` read a ``Spec`` and never change
-it, except ``decorated``, which ``custom_vjp`` fills once the spec exists.
+A ``Spec`` is frozen: the carriers, ``_contract``, ``_dynamo`` and ``_thunder`` only read
+it (``custom_vjp`` makes it, then a copy with ``decorated``, which needs the spec itself).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from inliner.runtime._replay import Decorated
 
 
-@dataclasses.dataclass(eq=False)  # identity, as a spec is one binding
+@dataclasses.dataclass(eq=False, frozen=True)  # identity, as a spec is one binding
 class Spec:
     """The keywords ``custom_vjp`` was given, as its carriers use them (each field's
     comment starts with the keyword it comes from, where the name differs)."""

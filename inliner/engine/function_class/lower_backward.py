@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
+import libcst.matchers as m
 
 from inliner.engine.analysis.ctxflow import BodyFacts, CtxUse, analyse
 from inliner.engine.codes import Code
@@ -388,52 +389,38 @@ def _read_up_front(func: cst.FunctionDef, reads: list[cst.CSTNode]) -> bool:
     return False
 
 
+#: what an assignment here may bind: a name, or a tuple or list of names
+_NAMES = (
+    m.Name()
+    | m.Tuple(elements=[m.ZeroOrMore(m.Element(m.Name()))])
+    | m.List(elements=[m.ZeroOrMore(m.Element(m.Name()))])
+)
+#: a literal that cannot raise: a number or a string, possibly signed
+_NUMBER = m.Integer() | m.Float() | m.Imaginary()
+_CONSTANT = _NUMBER | m.SimpleString() | m.UnaryOperation(operator=m.Minus() | m.Plus(), expression=_NUMBER)
+
+
 def _inert(stmt: cst.CSTNode, ctx: str) -> bool:
     """A statement that can neither raise nor have an effect: names bound to constants, other
     names or ctx attributes (``gx = gw = None``, ``k = ctx.k``), a docstring, ``pass``."""
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    for small in stmt.body:
-        if isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)):
-            continue
-        if not isinstance(small, cst.Assign) or not _plain_value(small.value, ctx):
-            return False
-        if not all(_plain_target(t.target) for t in small.targets):
-            return False
-    return True
+    plain: m.MatchIfTrue[cst.BaseExpression] = m.MatchIfTrue(lambda value: _plain_value(value, ctx))
+    binding = m.Assign(targets=[m.ZeroOrMore(m.AssignTarget(_NAMES))], value=plain)
+    return m.matches(stmt, m.SimpleStatementLine(body=[m.ZeroOrMore(m.Pass() | m.Expr(m.SimpleString()) | binding)]))
 
 
-def _plain_value(expr: cst.BaseExpression, ctx: str) -> bool:
-    if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
-        return True
-    if isinstance(expr, cst.Attribute):
-        return isinstance(expr.value, cst.Name) and expr.value.value == ctx and expr.attr.value != "saved_tensors"
-    if isinstance(expr, (cst.Tuple, cst.List)):
-        return all(isinstance(e, cst.Element) and _plain_value(e.value, ctx) for e in expr.elements)
-    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float))
-
-
-def _plain_target(target: cst.BaseExpression) -> bool:
-    if isinstance(target, cst.Name):
-        return True
-    return isinstance(target, (cst.Tuple, cst.List)) and all(
-        isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements
-    )
+def _plain_value(expr: cst.CSTNode, ctx: str) -> bool:
+    """A constant, a name, a ctx attribute other than ``saved_tensors``, or a tuple or list of those."""
+    own = m.Attribute(value=m.Name(ctx), attr=m.DoesNotMatch(m.Name("saved_tensors")))
+    nested = m.ZeroOrMore(m.Element(m.MatchIfTrue(lambda value: _plain_value(value, ctx))))
+    return m.matches(expr, m.Name() | _CONSTANT | own | m.Tuple(elements=[nested]) | m.List(elements=[nested]))
 
 
 def _is_plain_read(stmt: cst.CSTNode, read: cst.CSTNode) -> bool:
     """``a, b = ctx.saved_tensors`` (or ``a = ctx.saved_tensors[0]``): nothing runs before the read."""
-    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-        return False
-    assign = stmt.body[0]
-    if not isinstance(assign, cst.Assign) or not all(_plain_target(t.target) for t in assign.targets):
-        return False
-    value = assign.value
-    if isinstance(value, cst.Subscript) and isinstance(value.slice[0].slice, cst.Index):
-        index = value.slice[0].slice.value
-        if len(value.slice) == 1 and isinstance(index, cst.Integer):
-            value = value.value
-    return value is read
+    the_read: m.MatchIfTrue[cst.BaseExpression] = m.MatchIfTrue(lambda node: node is read)
+    indexed = m.Subscript(value=the_read, slice=[m.SubscriptElement(m.Index(m.Integer()))])
+    assign = m.Assign(targets=[m.ZeroOrMore(m.AssignTarget(_NAMES))], value=the_read | indexed)
+    return m.matches(stmt, m.SimpleStatementLine(body=[assign]))
 
 
 def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:

@@ -46,9 +46,10 @@ class Flatten(CodemodCommand):
 
     def __init__(self, context: CodemodContext, select: str | None = None) -> None:
         super().__init__(context)
-        self.select = Selection.parse(select) if select else None
-        head, sep, tail = (select or "").rpartition(":")
-        self.select_path = head if sep and tail.isdigit() and head else None
+        self.select: Selection | None = None
+        self.select_path: str | None = None
+        if select:
+            self.select, self.select_path = Selection.parse_with_path(select)
 
     def transform_module_impl(self, tree: libcst.Module) -> libcst.Module:
         filename = self.context.filename

@@ -47,9 +47,7 @@ def parse_select(text: str | None) -> tuple[Selection | None, str | None]:
         return None, None
     if not text.strip():
         raise UsageError("--select needs a class name, PATH:LINE or LINE")
-    head, sep, tail = text.rpartition(":")
-    path = head if sep and tail.isdigit() and head else None
-    return Selection.parse(text), path
+    return Selection.parse_with_path(text)
 
 
 def settle(

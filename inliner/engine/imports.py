@@ -29,7 +29,7 @@ import sys
 from typing import TypeGuard
 
 from inliner.engine.docstrings import is_docstring
-from inliner.engine.source import SourceText, end_line
+from inliner.engine.source import SourceText, end_line, start_line
 
 Edit = tuple[int, int, str]
 
@@ -367,6 +367,6 @@ def _at_top(tree: ast.Module, text: SourceText, line: str) -> Edit:
         offset = text.line_end(end_line(after))
     else:
         first = tree.body[0]
-        first_line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
+        first_line = start_line(first)
         offset = text.offset(first_line, 0)
     return (offset, offset, line)

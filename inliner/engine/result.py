@@ -24,12 +24,17 @@ class Selection:
     @classmethod
     def parse(cls, text: str) -> Selection:
         """``Name``, ``PATH:LINE`` or ``LINE``."""
+        return cls.parse_with_path(text)[0]
+
+    @classmethod
+    def parse_with_path(cls, text: str) -> tuple[Selection, str | None]:
+        """The selection ``text`` names, and the file (``PATH`` of ``PATH:LINE``), if any."""
         head, sep, tail = text.rpartition(":")
         if sep and tail.isdigit():
-            return cls(line=int(tail))
+            return cls(line=int(tail)), head or None
         if text.isdigit():
-            return cls(line=int(text))
-        return cls(name=text)
+            return cls(line=int(text)), None
+        return cls(name=text), None
 
 
 @dataclass(frozen=True)

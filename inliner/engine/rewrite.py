@@ -57,7 +57,7 @@ from inliner.engine.op_call.hop_calls import (
 )
 from inliner.engine.op_call.lower_hop import lower_hop
 from inliner.engine.result import FlattenResult, Selection, Target, TextEdit
-from inliner.engine.source import Block, SourceText, end_column, end_line, parse_block
+from inliner.engine.source import Block, SourceText, end_column, end_line, parse_block, start_line
 
 FUNCTION_BASES = frozenset(
     {
@@ -383,7 +383,7 @@ def _statement_facts(cache: FlattenCache, text: SourceText) -> Callable[[ast.stm
     (its lines, and where in them it starts and ends): the same text, the same answer."""
 
     def of_statement(statement: ast.stmt) -> frozenset[str]:
-        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+        first = start_line(statement)
         last = statement.end_lineno or statement.lineno
         where = (statement.lineno - first, statement.col_offset, statement.end_col_offset)
         key = ("mutated", text.lines_between(first, last), where)
@@ -420,7 +420,7 @@ def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: Sour
         base_names = [index.qualify(d, outer) if (d := dotted(base)) else {"<local>"} for base in cls.bases]
         if not any(names & FUNCTION_BASES for names in base_names):
             continue
-        first_line = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+        first_line = start_line(cls)
         line, col = text.class_name_position(cls)
         candidate = _Candidate("class", cls.name, first_line, end_line(cls), (line, col, col + len(cls.name)), cls)
         if any(names & FUNCTION_BASES and names - FUNCTION_BASES for names in base_names):
@@ -479,7 +479,7 @@ def _subclass_candidates(
         base = by_node.get(bindings[0].node)
         if base is None:
             continue
-        first_line = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+        first_line = start_line(cls)
         line, col = text.class_name_position(cls)
         candidate = _Candidate(
             "class", cls.name, first_line, end_line(cls), (line, col, col + len(cls.name)), cls, base=base
@@ -833,7 +833,7 @@ def _helper(index: ScopeIndex, outer: Scope, name: str, from_helper: bool) -> tu
     node = bindings[0].node
     if not isinstance(node, ast.FunctionDef):
         return None
-    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    first = start_line(node)
     return ("def", (first, end_line(node), node.lineno))
 
 
@@ -921,7 +921,7 @@ def _flatten_call(
     spans: list[tuple[int, int, int]] = []  # (first line, last line, indentation line) of each body
     for body in (site.fwd, site.bwd):
         func = body.func
-        spans.append((min([func.lineno, *(d.lineno for d in func.decorator_list)]), end_line(func), func.lineno))
+        spans.append((start_line(func), end_line(func), func.lineno))
     call = site.call
     flat_name = fresh(_not_builtin(site.name), taken)
     local = local_edits.get(site.scope.node)
@@ -959,7 +959,7 @@ def _flatten_call(
         # and before the comment lines that introduce that statement.
         statement = site.statement
         previous_end = max((end_line(s) for s in tree.body if end_line(s) < statement.lineno), default=0)
-        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+        first = start_line(statement)
         first = _above_own_comments(first, previous_end, text)
         insert_at = text.offset(first, 0)
         origin = call_origin(site, vjp, runtime_name)
@@ -1235,7 +1235,7 @@ def _cleanup(site: HopCall, tree: ast.Module, text: SourceText) -> tuple[list[tu
         if owner is None or owner in removed:
             continue
         if remaining_loads(tree, owner.name, removed | {owner} | _own_bodies_elsewhere(tree, owner)) == 0:
-            first = min([owner.lineno, *(d.lineno for d in owner.decorator_list)])
+            first = start_line(owner)
             if first > 1 and not text.line(first - 1).strip():
                 first -= 1  # the blank line that separated it
             edits.append((text.offset(first, 0), text.line_end(end_line(owner)), ""))
@@ -1455,7 +1455,7 @@ def call_origin(site: HopCall, vjp: CustomVJP, runtime: str) -> Origin:
     ranges, defs = [], {}
     for body, emitted in ((site.fwd, vjp.fwd), (site.bwd, vjp.bwd)):
         func = body.func
-        first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
+        first = start_line(func)
         ranges.append((first, func.end_lineno or func.lineno))
         defs[emitted.name.value] = func.lineno
     return Origin(tuple(ranges), defs, (f"{vjp.name} = {runtime}(", site.call.lineno))

@@ -29,6 +29,12 @@ class Located(Protocol):
     end_col_offset: int | None
 
 
+def start_line(node: ast.stmt) -> int:
+    """The statement's first line, its decorators included (a class's or function's text starts there)."""
+    decorators = getattr(node, "decorator_list", ())
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
 def end_line(node: Located) -> int:
     """The node's last line. ``ast.parse`` always sets it; typeshed allows None only
     for nodes built by hand, which the engine never positions."""

@@ -1407,9 +1407,8 @@ def _pragma_diagnostics(candidate: _Candidate, compiling: CompileContext, path: 
     pragma = compiling.class_pragma(node) if isinstance(node, ast.ClassDef) else compiling.call_pragma(node)
     if not pragma.problems:
         return []
-    where = f"class {candidate.name}" if candidate.kind == "class" else candidate.label
     problems = "; ".join(pragma.problems)
-    message = f"{where}: pragma not understood ({problems}); ignored"
+    message = f"{candidate.label}: pragma not understood ({problems}); ignored"
     end = len(compiling.text.line(pragma.line).rstrip("\r\n"))
     return [
         Diagnostic(

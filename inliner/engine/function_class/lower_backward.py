@@ -26,9 +26,9 @@ from inliner.engine.function_class.signature import (
 )
 from inliner.engine.model import Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, unpack_statement
+from inliner.engine.walk import on_paths_to
 
 _SAVED = ("saved_tensors", "saved_variables")
-_CONDITIONAL = (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 Unpack = tuple[cst.SimpleStatementLine, list[str]]  # ``a, b = ctx.saved_tensors`` and its names
 
@@ -368,20 +368,21 @@ def _saved_slots(residuals_name: str, residuals: list[Residual], spec: VJPSpec) 
 
 
 def _read_up_front(func: cst.FunctionDef, reads: list[cst.CSTNode]) -> bool:
-    """Does backward read ``ctx.saved_tensors`` exactly once, before it can return or raise?
+    """Does backward read ``ctx.saved_tensors`` exactly once, before anything can raise,
+    return or have an effect?
 
-    Then reading them before bwd runs is what the original did. The read must sit in a
-    top-level simple statement, not under a conditional expression, with nothing before
-    it that returns, raises or asserts."""
+    Then reading them before bwd runs is what the original did. The read must be a
+    top-level ``a, b = ctx.saved_tensors`` (``_is_plain_read``), with only inert
+    statements before it (``_inert``)."""
     if len(reads) != 1:
         return False
     body = func.body
     if not isinstance(body, cst.IndentedBlock):
         return False
     ctx = func.params.params[0].name.value if func.params.params else ""
+    holding = on_paths_to(body, {reads[0]})
     for stmt in body.body:
-        path = _path_to(stmt, reads[0])
-        if path is None:
+        if stmt not in holding:
             if not _inert(stmt, ctx):
                 return False  # it may raise, return or have an effect the original had before the read
             continue
@@ -421,22 +422,3 @@ def _is_plain_read(stmt: cst.CSTNode, read: cst.CSTNode) -> bool:
     indexed = m.Subscript(value=the_read, slice=[m.SubscriptElement(m.Index(m.Integer()))])
     assign = m.Assign(targets=[m.ZeroOrMore(m.AssignTarget(_NAMES))], value=the_read | indexed)
     return m.matches(stmt, m.SimpleStatementLine(body=[assign]))
-
-
-def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
-    """The nodes from ``root`` down to ``target`` (both included), or None."""
-    if root is target:
-        return [root]
-    for child in root.children:
-        found = _path_to(child, target)
-        if found is not None:
-            return [root, *found]
-    return None
-
-
-def _may_leave(stmt: cst.CSTNode) -> bool:
-    if isinstance(stmt, (cst.Return, cst.Raise, cst.Assert)):
-        return True
-    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        return False
-    return any(_may_leave(child) for child in stmt.children)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 from typing import Protocol, cast
@@ -13,9 +14,16 @@ from inliner.engine.walk import children
 
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every identifier spelled anywhere in ``node`` (a superset of what it binds or reads)."""
+    return set(_names_in(node))
+
+
+@functools.lru_cache(maxsize=256)
+def _names_in(node: cst.CSTNode) -> frozenset[str]:
+    # A lowering asks again about the same forward and backward; libcst nodes are
+    # immutable and are their own keys (they hash and compare by identity).
     names: set[str] = set()
     _collect_names(node, names)
-    return names
+    return frozenset(names)
 
 
 def _collect_names(node: cst.CSTNode, names: set[str]) -> None:

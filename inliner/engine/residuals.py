@@ -24,6 +24,7 @@ import libcst as cst
 
 from inliner.engine.model import CustomVJP, VJPSpec
 from inliner.engine.names import names_in, unpack_statement
+from inliner.engine.walk import walk
 
 
 def merge_repeated(vjp: CustomVJP) -> CustomVJP:
@@ -50,7 +51,7 @@ def merge_repeated(vjp: CustomVJP) -> CustomVJP:
 def _residual_returns(fwd: cst.FunctionDef) -> list[tuple[cst.Return, list[str]]]:
     """fwd's returns and the residual names of each, if every one is ``return out, (names...)``."""
     finder = _Returns()
-    fwd.body.visit(finder)
+    walk(fwd.body, finder)
     out = []
     for ret in finder.found:
         value = ret.value

@@ -99,21 +99,48 @@ StatementFacts = Callable[[ast.stmt], frozenset[str]]
 class ModuleFacts:
     """Per module: the scope index, the module-level names changed at run time, helper results."""
 
-    def __init__(self, tree: ast.Module, index: ScopeIndex, of_statement: StatementFacts | None = None) -> None:
+    def __init__(
+        self,
+        tree: ast.Module,
+        index: ScopeIndex,
+        of_statement: StatementFacts | None = None,
+        text_of: Callable[[ast.stmt], str] | None = None,
+    ) -> None:
         self.index = index
         self._tree = tree
-        self._of_statement = of_statement
-        self._mutated: frozenset[str] | None = None
+        self._of_statement = of_statement or names_mutated_in
+        self._text_of = text_of
+        self._changed: dict[str, bool] = {}
+        self._texts: list[tuple[ast.stmt, str | None]] | None = None
+        self._answers: dict[ast.stmt, frozenset[str]] = {}
         self._helpers: dict[tuple[ast.FunctionDef | ast.AsyncFunctionDef, HelperRecord | None], Finding | None] = {}
         self._in_progress: set[tuple[ast.FunctionDef | ast.AsyncFunctionDef, HelperRecord | None]] = set()
 
-    @property
-    def mutated(self) -> frozenset[str]:
-        """Module-level names some function changes: a walk of every function, made only
-        when a body reads a module-level name that is not an import."""
-        if self._mutated is None:
-            self._mutated = _names_mutated_in_functions(self._tree, self._of_statement)
-        return self._mutated
+    def changes(self, name: str) -> bool:
+        """Whether some function of the module changes the module-level ``name`` (see
+        ``names_mutated_in``). Asked only for a module-level name a body reads that is not
+        an import; only the top-level statements whose text mentions ``name`` are walked."""
+        known = self._changed.get(name)
+        if known is None:
+            known = self._changed[name] = any(
+                name in self._mutated_in(statement)
+                for statement, text in self._statements()
+                if text is None or name in text
+            )
+        return known
+
+    def _mutated_in(self, statement: ast.stmt) -> frozenset[str]:
+        answer = self._answers.get(statement)
+        if answer is None:
+            answer = self._answers[statement] = self._of_statement(statement)
+        return answer
+
+    def _statements(self) -> list[tuple[ast.stmt, str | None]]:
+        """The top-level statements, each with its text when known (sliced once per module)."""
+        if self._texts is None:
+            text_of = self._text_of
+            self._texts = [(s, text_of(s) if text_of else None) for s in self._tree.body]
+        return self._texts
 
     def helper(
         self, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, depth: int, record: HelperRecord | None = None
@@ -164,18 +191,11 @@ _GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.
 # -- module-level names changed at run time ----------------------------------------------
 
 
-def _names_mutated_in_functions(tree: ast.Module, of_statement: StatementFacts | None = None) -> frozenset[str]:
-    """Names some function of the module rebinds (``global``) or mutates (attribute, item,
-    ``append``...), when it does not bind them itself. Import-time writes do not count.
-
-    A union over the module's statements, each a function of its own text: ``of_statement``
-    may answer for a statement from a previous version of the file (an editor's cache)."""
-    answer = of_statement or names_mutated_in
-    return frozenset().union(*(answer(statement) for statement in tree.body))
-
-
 def names_mutated_in(statement: ast.stmt) -> frozenset[str]:
-    """``_names_mutated_in_functions`` for the functions inside one top-level statement."""
+    """Names the functions inside one top-level statement rebind (``global``) or mutate
+    (attribute, item, ``append``...), when they do not bind them themselves. Import-time
+    writes do not count. A function of the statement's text alone, so an editor's cache
+    may answer for a statement from a previous version of the file."""
     out: set[str] = set()
     for func in ast.walk(statement):
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -303,7 +323,7 @@ class _Walker(ast.NodeVisitor):
         if isinstance(node.ctx, ast.Load) and self.lookup(node.id) is None:
             found = self.facts.index.lookup(node.id, self.outer)
             imported = found is not None and all(b.kind == "import" for b in found.bindings.get(node.id, ()))
-            if found is not None and found.is_module and not imported and node.id in self.facts.mutated:
+            if found is not None and found.is_module and not imported and self.facts.changes(node.id):
                 self.note(node, OPAQUE, f"reads module-level {node.id}, which the module changes at run time")
 
     # -- nested scopes ------------------------------------------------------------------------

@@ -7,6 +7,7 @@ and a Function body does not need it).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -259,7 +260,18 @@ def _is_constant(expr: cst.BaseExpression) -> bool:
 
 
 def analyse(func: cst.FunctionDef, ctx: str | None, role: str = "forward") -> BodyFacts:
+    if ctx is None:
+        return _analyse_without_ctx(func)
     walker = _Walker(func, ctx, role)
+    walk(func, walker)
+    return walker.facts
+
+
+@functools.lru_cache(maxsize=256)
+def _analyse_without_ctx(func: cst.FunctionDef) -> BodyFacts:
+    # Asked again for the same function by the checks of one lowering (its stores, whether
+    # it yields); read only. libcst nodes are immutable and their own keys.
+    walker = _Walker(func, None, "forward")
     walk(func, walker)
     return walker.facts
 

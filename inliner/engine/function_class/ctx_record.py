@@ -31,6 +31,7 @@ from inliner.engine.docstrings import after_docstring
 from inliner.engine.function_class.signature import first_param, param_names, params_without_first
 from inliner.engine.model import Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, unpack_statement
+from inliner.engine.walk import walk
 
 #: Refusals of the named lowering a record lowering may still flatten: ctx dynamics.
 FALLBACK_CODES = frozenset(
@@ -272,7 +273,7 @@ def _all_param_names(func: cst.FunctionDef) -> set[str]:
         def visit_Param(self, node: cst.Param) -> None:
             names.add(node.name.value)
 
-    func.visit(Params())
+    walk(func, Params())
     return names
 
 
@@ -336,7 +337,7 @@ class _Context:
 def check_ctx_uses(
     func: cst.FunctionDef, ctx: str, role: str, context: _Context, *, call_site: cst.CSTNode | None = None
 ) -> None:
-    func.visit(_CtxChecker(func, ctx, role, context.cls, context, call_site))
+    walk(func, _CtxChecker(func, ctx, role, context.cls, context, call_site))
 
 
 # -- the lowering ------------------------------------------------------------------

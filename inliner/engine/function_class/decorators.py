@@ -43,6 +43,7 @@ from inliner.engine.codes import Code
 from inliner.engine.docstrings import without_docstring
 from inliner.engine.model import Refuse
 from inliner.engine.names import dotted
+from inliner.engine.walk import walk
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
@@ -505,15 +506,15 @@ def _loaded_names(expr: cst.CSTNode) -> set[str]:
 
     class Visitor(cst.CSTVisitor):
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
+            walk(node.value, self)
             return False
 
         def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
+            walk(node.value, self)
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
             found.add(node.value)
 
-    expr.visit(Visitor())
+    walk(expr, Visitor())
     return found

@@ -58,6 +58,7 @@ from inliner.engine.function_class.signature import (
 )
 from inliner.engine.model import CustomVJP, KeptClass, Refuse, VJPSpec
 from inliner.engine.names import TakenNames, fresh, names_in, rename, snake_case
+from inliner.engine.walk import walk
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
@@ -349,8 +350,10 @@ def _replayed_decorators(
                 "torch fills apply's defaults from the decorated signature)"
             )
         raise Refuse(Code.DECORATOR, f"{reason}", forward_uses[0].expr)
-    setters = [forward, members["setup_context"]] if "setup_context" in members else [forward]
-    check_ctx_reads(name, (*forward_uses, *backward_uses), set().union(*map(_ctx_attributes_set, setters)))
+    local = [use for use in (*forward_uses, *backward_uses) if use.definition is not None]
+    if local:  # only a decorator defined here can be read for what it does with ctx
+        setters = [forward, members["setup_context"]] if "setup_context" in members else [forward]
+        check_ctx_reads(name, local, set().union(*map(_ctx_attributes_set, setters)))
     others = {member: member_expressions(func) for member, func in members.items()}
     if generate_vmap_rule is not None:
         others["generate_vmap_rule"] = [generate_vmap_rule]
@@ -383,7 +386,7 @@ def _ctx_attributes_set(forward: cst.FunctionDef) -> set[str]:
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
             self.visit_AssignTarget(cst.AssignTarget(node.target))
 
-    forward.body.visit(Visitor())
+    walk(forward.body, Visitor())
     return found - RESERVED_ATTRS
 
 

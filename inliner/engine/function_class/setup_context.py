@@ -17,6 +17,7 @@ from inliner.engine.analysis.ctxflow import BodyFacts, analyse
 from inliner.engine.codes import Code
 from inliner.engine.model import Refuse
 from inliner.engine.names import fresh, names_in, rename
+from inliner.engine.walk import walk
 
 _STRUCTURAL_METHODS = {"size", "dim", "numel", "stride", "is_contiguous", "is_floating_point", "get_device"}
 _STRUCTURAL_FUNCTIONS = {"len", "isinstance", "tuple", "list", "int", "float", "bool"}
@@ -103,7 +104,7 @@ def _check_only_picks_apart(name: str, setup: cst.FunctionDef) -> None:
     assert isinstance(setup_body, cst.IndentedBlock)
     for stmt in setup_body.body:
         check = _Structural()
-        stmt.visit(check)
+        walk(stmt, check)
         if not check.ok:
             raise Refuse(
                 Code.SETUP_CONTEXT_COMPUTES,

@@ -22,6 +22,7 @@ from inliner.engine.codes import Code
 from inliner.engine.model import CustomVJP, Refuse, VJPSpec
 from inliner.engine.names import TakenNames, fresh, names_in, rename, snake_case, unpack_statement
 from inliner.engine.op_call.hop_bodies import Qualify, check_body, strip_dynamo_bracket
+from inliner.engine.walk import walk
 
 HOP_NAMES = frozenset(
     {
@@ -324,11 +325,11 @@ def _name_reads(func: cst.FunctionDef) -> dict[str, int]:
             counts[node.value] = counts.get(node.value, 0) + 1
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
+            walk(node.value, self)
             return False
 
         def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
+            walk(node.value, self)
             return False
 
         def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
@@ -336,10 +337,10 @@ def _name_reads(func: cst.FunctionDef) -> dict[str, int]:
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
             if node.value is not None:
-                node.value.visit(self)
+                walk(node.value, self)
             return False
 
-    func.body.visit(Counter())
+    walk(func.body, Counter())
     return counts
 
 

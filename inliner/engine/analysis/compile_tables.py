@@ -313,6 +313,7 @@ STDLIB_PURE = (
     "functools.reduce",
     "itertools.",
     "dataclasses.fields",
+    "contextlib.nullcontext",  # enters to its argument; dynamo traces it
 )
 #: what the original did on every call: output, logging, global Python state.
 STDLIB_SIDE_EFFECTING = (

@@ -67,8 +67,16 @@ def is_binding(node: cst.Name, parents: list[cst.CSTNode]) -> bool:
         return True
     if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
         return True
-    if isinstance(parent, (cst.NameItem, cst.ImportAlias, cst.AsName)):
+    if isinstance(parent, cst.NameItem):
         return True
+    if isinstance(parent, cst.ImportAlias):  # `import a`, `from m import a` (with `as b`, b is bound)
+        return parent.asname is None
+    if isinstance(parent, (cst.MatchAs, cst.MatchStar)) and parent.name is node:
+        return True
+    if isinstance(parent, cst.MatchMapping) and parent.rest is node:
+        return True
+    if isinstance(parent, cst.Attribute) and _imported_root(node, parents):
+        return True  # `import a.b` binds `a`
     child: cst.CSTNode = node
     for p in reversed(parents):
         if isinstance(p, (cst.Element, cst.Tuple, cst.List, cst.StarredElement)):
@@ -78,7 +86,20 @@ def is_binding(node: cst.Name, parents: list[cst.CSTNode]) -> bool:
             return p.target is child
         if isinstance(p, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del)):
             return p.target is child
+        if isinstance(p, cst.AsName):  # `with f() as (a, b)`, `except E as e`, `import m as a`
+            return p.name is child
         return False
+    return False
+
+
+def _imported_root(node: cst.Name, parents: list[cst.CSTNode]) -> bool:
+    """``node`` is the first part of the dotted name of ``import a.b`` (without ``as``)."""
+    child: cst.CSTNode = node
+    for p in reversed(parents):
+        if isinstance(p, cst.Attribute) and p.value is child:
+            child = p
+            continue
+        return isinstance(p, cst.ImportAlias) and p.name is child and p.asname is None and child is not node
     return False
 
 

@@ -24,6 +24,7 @@ rewrite that differentiates through the forward is caught.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -1364,6 +1365,7 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
     # drawn last, so recorded draws of older generators replay with these shapes off
     source, classes = kept_class_shapes(ch, source, name, route, builder, features)
     source, compile_kinds, added = add_compile_features(ch, source, name, tensors[0].name, features, avoid)
+    source = rebind_through_with(ch, source, features)
     return Generated(
         source=source,
         classes=[*classes, *added],
@@ -1372,6 +1374,24 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
         draws=list(getattr(ch, "record", [])),
         compile_kinds=compile_kinds,
     )
+
+
+_REBIND = re.compile(r"^(?P<indent>[ ]+)(?P<name>\w+) = (?P=name) \* 3\.0 \+ 1\.0$", re.M)
+
+
+def rebind_through_with(ch: Chooser, source: str, features: set[str]) -> str:
+    """Some rebindings made by ``with ... as (name, _)`` instead of an assignment: a
+    binding the engine once missed, returning a saved name's later value (drawn last)."""
+    if not _REBIND.search(source) or not ch.bool(30):
+        return source
+    features.add("rebind_with")
+
+    def through_with(match: re.Match) -> str:
+        indent, name = match["indent"], match["name"]
+        value = f"({name} * 3.0 + 1.0, None)"
+        return f"{indent}with contextlib.nullcontext({value}) as ({name}, _rebound):\n{indent}    pass"
+
+    return "import contextlib\n" + _REBIND.sub(through_with, source)
 
 
 def kept_class_shapes(

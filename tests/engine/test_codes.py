@@ -41,7 +41,8 @@ def _op_call(fwd_body: str) -> str:
         + "def fwd_body(ctx, x):\n"
         + textwrap.indent(fwd_body, "    ")
         + "\n\n\ndef bwd_body(ctx, g, s):\n    return g * s\n\n\n"
-        + "def f(x):\n    return autograd_function_apply(fwd_body, bwd_body, x)\n"
+        + "def f(x):\n    return autograd_function_apply(fwd_body, bwd_body, x, "
+        + "args_tensor_mask=[True], non_differentiable_idx=[])\n"
     )
 
 
@@ -70,7 +71,7 @@ REFUSED: dict[Code, str] = {
     Code.USED_AS_FUNCTION: _function("        return x * 2\n") + "\n\nOK = isinstance(object(), F)\n",
     Code.OP_BODIES_NOT_FOUND: HEAD
     + "from torch._functorch.autograd_function import autograd_function_apply\n\n\n"
-    + "def f(fwd, bwd, x):\n    return autograd_function_apply(fwd, bwd, x)\n",
+    + "def f(fwd, bwd, x):\n    return autograd_function_apply(fwd, bwd, x, args_tensor_mask=[True], non_differentiable_idx=[])\n",
     Code.OP_CALL_SHAPE: _op_call("return x * 2"),
     Code.OP_BODY_NOT_STRAIGHT_LINE: _op_call("if x.sum() > 0:\n    x = x + 1\nreturn x * 2, (x,)"),
     Code.OP_BODY_GRAD_MODE: _op_call("torch.set_grad_enabled(False)\nreturn x * 2, (x,)"),

@@ -67,25 +67,78 @@ def resolve(site: HopCall, tree: ast.Module, index: ScopeIndex, text: SourceText
     call = site.call
     if len(call.args) < 2 or any(isinstance(a, ast.Starred) for a in call.args):
         raise Refuse(Code.OP_CALL_SHAPE, "fwd/bwd and the operands are not literal arguments", None)
-    values = {}
-    for keyword in call.keywords:
-        if keyword.arg not in KNOWN_FLAGS:
-            raise Refuse(Code.OP_CALL_SHAPE, f"an unknown keyword `{keyword.arg}` is passed", None)
-        try:
-            values[keyword.arg] = tuple(ast.literal_eval(keyword.value))
-        except (ValueError, TypeError, SyntaxError):
-            raise Refuse(Code.OP_CALL_SHAPE, f"`{keyword.arg}` is not a literal list", None) from None
-    site.flags = HopFlags(
-        non_differentiable_idx=values.get("non_differentiable_idx", ()),
-        saved_for_backward_idx=values.get("saved_for_backward_idx"),
-        dirty_idx=values.get("dirty_idx", ()),
-        args_tensor_mask=values.get("args_tensor_mask"),
-    )
+    site.flags = read_flags(call.keywords)
     site.fwd = _body(call.args[0], site, index, "forward")
     site.bwd = _body(call.args[1], site, index, "backward")
     module_scope = index.scopes_root(site.scope)
     site.qualify = lambda name: index.qualify(name, module_scope)
     site.name = _name_from_function(site.fwd) or "autograd_function"
+
+
+def read_flags(keywords: list[ast.keyword]) -> HopFlags:
+    """The flags as the op reads them, or Refuse.
+
+    The generation decides what is read: torch <= 2.9 (``args_tensor_mask`` given) reads
+    ``args_tensor_mask`` and ``non_differentiable_idx`` and ignores the rest, whatever
+    they are; torch 2.10+ ignores ``args_tensor_mask`` and reads
+    ``non_differentiable_idx``, ``saved_for_backward_idx`` and ``dirty_idx`` (default
+    empty). A flag read that is missing or ``None`` makes torch raise on every call: such
+    a call is left as it is, so it still raises."""
+    given: dict[str, ast.expr] = {}
+    for keyword in keywords:
+        if keyword.arg not in KNOWN_FLAGS:
+            what = "`**` keywords are" if keyword.arg is None else f"an unknown keyword `{keyword.arg}` is"
+            raise Refuse(Code.OP_CALL_SHAPE, f"{what} passed", None)
+        given[keyword.arg] = keyword.value
+    mask = given.get("args_tensor_mask")
+    old_abi = mask is not None and not _is_none(mask)
+    read = ("args_tensor_mask", "non_differentiable_idx") if old_abi else _NEW_ABI_READS
+    values = {name: _flag(name, given.get(name), required=name != "dirty_idx") for name in read}
+    return HopFlags(
+        non_differentiable_idx=values["non_differentiable_idx"],
+        saved_for_backward_idx=values.get("saved_for_backward_idx"),
+        dirty_idx=values.get("dirty_idx") or (),
+        args_tensor_mask=values.get("args_tensor_mask"),
+    )
+
+
+_NEW_ABI_READS = ("non_differentiable_idx", "saved_for_backward_idx", "dirty_idx")
+
+
+def _flag(name: str, expr: ast.expr | None, *, required: bool) -> tuple:
+    if expr is None:
+        if required:
+            raise Refuse(Code.OP_CALL_SHAPE, f"`{name}` is not passed, so torch raises KeyError on this call", None)
+        return ()
+    if _is_none(expr):
+        raise Refuse(Code.OP_CALL_SHAPE, f"`{name}` is None: torch raises TypeError when it reads it", None)
+    value = _folded(expr)
+    if not isinstance(value, (list, tuple)):
+        raise Refuse(Code.OP_CALL_SHAPE, f"`{name}` is not a list the engine can read statically", None)
+    return tuple(value)
+
+
+def _is_none(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is None
+
+
+def _folded(expr: ast.expr) -> object:
+    """A literal, or a list computed from literals with ``+`` and ``* n`` (``[True] * 3``);
+    None when the value needs anything else."""
+    try:
+        return ast.literal_eval(expr)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    if not isinstance(expr, ast.BinOp):
+        return None
+    left, right = _folded(expr.left), _folded(expr.right)
+    if isinstance(expr.op, ast.Add) and type(left) is type(right) and isinstance(left, (list, tuple)):
+        return left + right  # type: ignore[operator]
+    if isinstance(expr.op, ast.Mult):
+        sequence, count = (left, right) if isinstance(left, (list, tuple)) else (right, left)
+        if isinstance(sequence, (list, tuple)) and type(count) is int and 0 <= count <= 1024:
+            return sequence * count
+    return None
 
 
 def _body(expr: ast.expr, site: HopCall, index: ScopeIndex, role: str) -> Body:

@@ -17,16 +17,18 @@ visitor that needs them.
 from __future__ import annotations
 
 import dataclasses
+import typing
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
 import libcst as cst
+from libcst import MaybeSentinel
 
 
 @dataclasses.dataclass(frozen=True)
 class _Fields:
     visited: tuple[str, ...]  # in libcst's visiting order
-    others: tuple[str, ...]  # every other field: holds no child, or one libcst visits only when set
+    others: tuple[str, ...]  # every other field that may hold a node: one libcst visits only when set
 
 
 _FIELDS: dict[type, _Fields] = {}
@@ -52,9 +54,20 @@ def _learn(node: cst.CSTNode) -> _Fields:
     known = _FIELDS.get(type(node))
     if known is not None and not set(known.visited) <= set(visited):
         return known  # keep what covers more; this node is read through `children`
-    others = tuple(f.name for f in dataclasses.fields(node) if f.name not in visited)
+    others = tuple(f.name for f in dataclasses.fields(node) if f.name not in visited and not _plain(f.type))
     fields = _FIELDS[type(node)] = _Fields(visited, others)
     return fields
+
+
+def _plain(annotation: object) -> bool:
+    """A field type that can never hold a node (``str``, ``bool``, a ``Literal``, optional
+    ones): no need to look at it for children libcst visits only when set."""
+    if annotation in (str, bool, int, type(None), MaybeSentinel):
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return True
+    return origin is typing.Union and all(_plain(arg) for arg in typing.get_args(annotation))
 
 
 _IS_NODE: dict[type, bool] = {}  # isinstance on libcst's ABCs is slow: ask once per type

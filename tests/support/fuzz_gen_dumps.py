@@ -21,6 +21,7 @@ Draws go through the same ``Chooser`` as ``tests/support/fuzz_gen.py`` (0 = the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -374,6 +375,7 @@ def generate_dump(ch: Chooser) -> DumpGenerated:
         lifted_globals,
         nested,
     )
+    source = _flags_for_both_generations(ch, source, abi, features)  # drawn last: older draws replay as before
     scenarios = _scenarios(graph_inputs, lifted_globals)
     return DumpGenerated(
         source=source + scenarios,
@@ -382,6 +384,29 @@ def generate_dump(ch: Chooser) -> DumpGenerated:
         features=features,
         draws=list(getattr(ch, "record", [])),
     )
+
+
+_OLD_FLAGS = re.compile(r"args_tensor_mask = \[(?P<mask>[^\]]*)\], non_differentiable_idx = \[\]")
+
+
+def _flags_for_both_generations(ch: Chooser, source: str, abi: str, features: set[str]) -> str:
+    """A torch 2.9 call spelled as code written for both generations spells it: the mask
+    computed from literals, and the flags only 2.10+ reads passed too (2.9 ignores them,
+    so must the rewrite: ``dirty_idx = [0]`` marks nothing)."""
+    if abi != "2.9" or not ch.bool(30):
+        return source
+    features.add("flags_for_both_generations")
+
+    def respell(match: re.Match) -> str:
+        mask = match["mask"].split(", ")
+        trues = mask.count("True")
+        computed = f"[True] * {trues}" + (" + [False]" if "False" in mask else "")
+        return (
+            f"args_tensor_mask = {computed}, non_differentiable_idx = [], "
+            "saved_for_backward_idx = None, dirty_idx = [0]"
+        )
+
+    return _OLD_FLAGS.sub(respell, source)
 
 
 def _globals_text(lifted_globals: list[str]) -> list[str]:

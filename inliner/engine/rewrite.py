@@ -383,10 +383,8 @@ def _statement_facts(cache: FlattenCache, text: SourceText) -> Callable[[ast.stm
     (its lines, and where in them it starts and ends): the same text, the same answer."""
 
     def of_statement(statement: ast.stmt) -> frozenset[str]:
-        first = start_line(statement)
-        last = statement.end_lineno or statement.lineno
-        where = (statement.lineno - first, statement.col_offset, statement.end_col_offset)
-        key = ("mutated", text.lines_between(first, last), where)
+        where = (statement.lineno - start_line(statement), statement.col_offset, statement.end_col_offset)
+        key = ("mutated", text.statement_text(statement), where)
         return cache.remember(key, lambda: names_mutated_in(statement))
 
     return of_statement

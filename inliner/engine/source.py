@@ -87,6 +87,10 @@ class SourceText:
     def lines_between(self, first: int, last: int) -> str:
         return self.source[self.starts[first - 1] : self.line_end(last)]
 
+    def statement_text(self, statement: ast.stmt) -> str:
+        """The lines of a statement, its decorators included."""
+        return self.lines_between(start_line(statement), end_line(statement))
+
     def indentation(self, lineno: int) -> str:
         line = self.line(lineno)
         return line[: len(line) - len(line.lstrip(" \t\f"))]

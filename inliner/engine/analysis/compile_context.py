@@ -28,7 +28,7 @@ from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING
 from inliner.engine.analysis.scopes import Scope, ScopeIndex
 from inliner.engine.docstrings import without_docstring
 from inliner.engine.model import CustomVJP
-from inliner.engine.source import SourceText, start_line
+from inliner.engine.source import SourceText
 
 
 class CompileContext:
@@ -53,11 +53,8 @@ class CompileContext:
     @property
     def facts(self) -> ModuleFacts:
         if self._facts is None:  # built once, and only for a module that flattens something
-            self._facts = ModuleFacts(self.tree, self.index, self.of_statement, self._statement_text)
+            self._facts = ModuleFacts(self.tree, self.index, self.of_statement, self.text.statement_text)
         return self._facts
-
-    def _statement_text(self, statement: ast.stmt) -> str:
-        return self.text.lines_between(start_line(statement), statement.end_lineno or statement.lineno)
 
     # -- where a pragma may be ----------------------------------------------------------------
     def class_pragma(self, cls: ast.ClassDef) -> Pragma:

@@ -281,18 +281,18 @@ def _is_constant(expr: cst.BaseExpression) -> bool:
 
 
 def analyse(func: cst.FunctionDef, ctx: str | None, role: str = "forward") -> BodyFacts:
-    if ctx is None:
-        return _analyse_without_ctx(func)
-    walker = _Walker(func, ctx, role)
-    walk(func, walker)
-    return walker.facts
+    return _analyse_without_ctx(func) if ctx is None else _walked(func, ctx, role)
 
 
 @functools.lru_cache(maxsize=256)
 def _analyse_without_ctx(func: cst.FunctionDef) -> BodyFacts:
     # Asked again for the same function by the checks of one lowering (its stores, whether
     # it yields); read only. libcst nodes are immutable and their own keys.
-    walker = _Walker(func, None, "forward")
+    return _walked(func, None, "forward")
+
+
+def _walked(func: cst.FunctionDef, ctx: str | None, role: str) -> BodyFacts:
+    walker = _Walker(func, ctx, role)
     walk(func, walker)
     return walker.facts
 

@@ -97,7 +97,7 @@ def read_flags(keywords: list[ast.keyword]) -> HopFlags:
     return HopFlags(
         non_differentiable_idx=values["non_differentiable_idx"],
         saved_for_backward_idx=values.get("saved_for_backward_idx"),
-        dirty_idx=values.get("dirty_idx") or (),
+        dirty_idx=values.get("dirty_idx", ()),
         args_tensor_mask=values.get("args_tensor_mask"),
     )
 

@@ -118,6 +118,7 @@ SPLIT_OUT_BY_DESIGN: dict[str, list[str]] = {
     "decorator_pass_through/Logged": ["Logged"],
     "decorator_pass_through/Scale": ["Scale"],
     "compile_dataclass_argument": ["Affine"],
+    "record_decorators/ChunkAttention": ["ChunkAttention"],
 }
 
 # The original's measured outcome (torch 2.9.1, thunder 0.2.6): drivers listed fail

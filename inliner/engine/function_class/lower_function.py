@@ -247,10 +247,11 @@ def _lower_ctx(
             reason=refused.refusal.reason.removeprefix(""),
         )
         fwd_def, bwd_def, spec, extra = record.lower(fwd_name, bwd_name, lowering.jvp_name)
-        if plan.decorator_uses:
+        if plan.decorator_uses and spec.fwd_needs_input_grad:
             raise Refuse(
                 Code.DECORATOR,
-                f"its ctx needs a record ({spec.record_reason}), and decorators are not replayed around a record",
+                f"its ctx needs a record ({spec.record_reason}), and a forward that reads needs_input_grad"
+                " is not replayed behind decorators (they would be handed it as an extra argument)",
                 plan.decorator_uses[0].expr,
             ) from None
         return _Lowered(fwd_def, bwd_def, spec, extra)

@@ -67,6 +67,14 @@ class DecoratorUse:
     definition: ast.FunctionDef | None = field(default=None, compare=False, repr=False)
 
 
+def is_staticmethod(expr: cst.BaseExpression, qualified: Callable[[cst.CSTNode], set[str]]) -> bool:
+    """``@staticmethod`` (the builtin, or a name nothing in the module rebinds)."""
+    qnames = qualified(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else set()
+    return "builtins.staticmethod" in qnames or (
+        isinstance(expr, cst.Name) and expr.value == "staticmethod" and not qnames
+    )
+
+
 class DecoratorReader:
     """Reads the decorators of one class's members, with the scope the class body sees."""
 
@@ -116,10 +124,7 @@ class DecoratorReader:
         return tuple(uses)
 
     def _is_staticmethod(self, expr: cst.BaseExpression) -> bool:
-        qnames = self.qualified(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else set()
-        return "builtins.staticmethod" in qnames or (
-            isinstance(expr, cst.Name) and expr.value == "staticmethod" and not qnames
-        )
+        return is_staticmethod(expr, self.qualified)
 
     def _check_names(self, expr: cst.BaseExpression, member: str) -> None:
         for name in _loaded_names(expr):

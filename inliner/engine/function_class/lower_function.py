@@ -41,6 +41,7 @@ from inliner.engine.function_class.decorators import (
     DecoratorUse,
     check_ctx_reads,
     check_evaluation_order,
+    is_staticmethod,
     member_expressions,
 )
 from inliner.engine.function_class.kept_class import (
@@ -184,6 +185,10 @@ def _read_class(
             # both need the class cell of a method; a module-level function has none
             raise Refuse(Code.CLASS_SHAPE, f"`{member}` uses `{min(used)}`", func)
         members[member] = _classmethod_as_static(func, qualified, name, class_alias)
+    if _is_static(members.get("forward"), qualified):
+        for member in ("backward", "vjp"):
+            if member in members:
+                members[member] = _plain_def_as_static(members[member])
 
     forward, backward = _forward_and_backward(cls, members)
     return _ClassPlan(cls, body, members, forward, backward, generate_vmap_rule, keep, inherited)
@@ -395,6 +400,20 @@ def _targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [t for e in target.elements for t in _targets(e.value)]
     return [target]
+
+
+def _is_static(func: cst.FunctionDef | None, qualified: QualifiedNames) -> bool:
+    return func is not None and any(is_staticmethod(d.decorator, qualified) for d in func.decorators)
+
+
+def _plain_def_as_static(func: cst.FunctionDef) -> cst.FunctionDef:
+    """``def backward(ctx, ...)`` with no decorator next to a static forward, as real code
+    forgets ``@staticmethod``: the backward node reads it from the class (a plain function
+    there) and passes ctx first, exactly as for a staticmethod. (A forward that is not static
+    is a legacy Function, which torch no longer runs: refused.)"""
+    if func.decorators:
+        return func
+    return func.with_changes(decorators=[cst.Decorator(decorator=cst.Name("staticmethod"))])
 
 
 def _classmethod_as_static(

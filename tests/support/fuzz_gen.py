@@ -1366,6 +1366,7 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
     source, classes = kept_class_shapes(ch, source, name, route, builder, features)
     source, compile_kinds, added = add_compile_features(ch, source, name, tensors[0].name, features, avoid)
     source = rebind_through_with(ch, source, features)
+    source = plain_backward(ch, source, features)
     return Generated(
         source=source,
         classes=[*classes, *added],
@@ -1392,6 +1393,18 @@ def rebind_through_with(ch: Chooser, source: str, features: set[str]) -> str:
         return f"{indent}with contextlib.nullcontext({value}) as ({name}, _rebound):\n{indent}    pass"
 
     return "import contextlib\n" + _REBIND.sub(through_with, source)
+
+
+_STATIC_BACKWARD = re.compile(r"^(?P<indent>[ ]+)@staticmethod\n(?P=indent)(?=def (?:backward|vjp)\()", re.M)
+
+
+def plain_backward(ch: Chooser, source: str, features: set[str]) -> str:
+    """Sometimes a backward with no other decorator lacks ``@staticmethod``, as real code
+    forgets it: torch calls it through the class, ctx first (drawn last)."""
+    if not _STATIC_BACKWARD.search(source) or not ch.bool(15):
+        return source
+    features.add("plain_backward")
+    return _STATIC_BACKWARD.sub(lambda match: match["indent"], source)
 
 
 def kept_class_shapes(

@@ -484,3 +484,38 @@ def test_a_star_import_may_rebind_staticmethod_unless_it_is_typing():
     assert typing_star.flattened == ("F",)
     other_star = flatten("from mylib import *\nimport torch\n" + body, path="m.py")
     assert other_star.refused == ("F",) and other_star.diagnostics[0].code == "INL105"
+
+
+@pytest.mark.parametrize(
+    "rebinding",
+    ["from mypkg.helpers import *", "staticmethod = functools.partial(staticmethod)"],
+)
+def test_a_staticmethod_that_may_be_rebound_says_so(rebinding):
+    """A star import may bind any name, builtins included: ``@staticmethod`` after one is not
+    known to be the builtin, and the refusal says why rather than calling the member non-static."""
+    result = flatten(HEAD + rebinding + "\n" + _function())
+    assert not result.flattened, result.source
+    (diagnostic,) = result.diagnostics
+    assert diagnostic.code == "INL105", diagnostic.message
+    assert "`forward`'s @staticmethod may not be the builtin" in diagnostic.message, diagnostic.message
+
+
+def _without_staticmethod(member: str) -> str:
+    """A Function whose ``member`` has no decorator at all."""
+    lines = _function().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith(f"def {member}("))
+    kept = [line for i, line in enumerate(lines) if not (at - 2 <= i < at and line.strip() in ("@staticmethod", ""))]
+    return "\n".join(kept) + "\n"
+
+
+def test_a_backward_missing_staticmethod_next_to_a_static_forward_is_flattened():
+    source = HEAD + _without_staticmethod("backward")
+    assert source.count("@staticmethod") == 1, source
+    assert flatten(source).flattened == ("F",)
+
+
+def test_a_forward_missing_staticmethod_is_a_legacy_function():
+    source = HEAD + _without_staticmethod("forward")
+    assert source.count("@staticmethod") == 1, source
+    (diagnostic,) = flatten(source).diagnostics
+    assert diagnostic.code == "INL105" and "`forward` is not a @staticmethod" in diagnostic.message

@@ -101,11 +101,7 @@ class DecoratorReader:
         decorators = list(func.decorators)
         static = [i for i, d in enumerate(decorators) if self._is_staticmethod(d.decorator)]
         if not static:
-            raise Refuse(
-                Code.CLASS_SHAPE,
-                f"`{member}` is not a @staticmethod (legacy or classmethod Functions are not flattened)",
-                func,
-            )
+            raise Refuse(Code.CLASS_SHAPE, self._not_static_reason(func), func)
         if static != [0]:
             raise Refuse(
                 Code.DECORATOR,
@@ -125,6 +121,17 @@ class DecoratorReader:
 
     def _is_staticmethod(self, expr: cst.BaseExpression) -> bool:
         return is_staticmethod(expr, self.qualified)
+
+    def _not_static_reason(self, func: cst.FunctionDef) -> str:
+        member = func.name.value
+        for decorator in func.decorators:
+            expr = decorator.decorator
+            if isinstance(expr, cst.Name) and expr.value == "staticmethod":
+                return (
+                    f"`{member}`'s @staticmethod may not be the builtin here (a star import or an assignment"
+                    " in this module may rebind the name)"
+                )
+        return f"`{member}` is not a @staticmethod (legacy or classmethod Functions are not flattened)"
 
     def _check_names(self, expr: cst.BaseExpression, member: str) -> None:
         for name in _loaded_names(expr):

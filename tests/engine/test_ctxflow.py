@@ -11,7 +11,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from inliner.engine.analysis.ctxflow import analyse
+from inliner.engine.analysis.ctxflow import analyse, is_truth_test
 
 
 def _stores(body: str) -> set[str]:
@@ -56,3 +56,55 @@ def test_every_binding_form_is_a_store(body: str, bound: set[str]) -> None:
 def test_reads_are_not_stores(body: str) -> None:
     stores = _stores(body)
     assert not stores & {"os", "path", "f", "g", "z", "Color", "RED", "x"}
+
+
+class _FirstCtx(cst.CSTVisitor):
+    """The ancestors of the first bare ``ctx`` in the body (not ``ctx.attr``, not the parameter)."""
+
+    def __init__(self) -> None:
+        self.stack: list[cst.CSTNode] = []
+        self.found: tuple[cst.Name, list[cst.CSTNode]] | None = None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        parent = self.stack[-1] if self.stack else None
+        if (
+            self.found is None
+            and isinstance(node, cst.Name)
+            and node.value == "ctx"
+            and not isinstance(parent, cst.Param)
+            and not (isinstance(parent, cst.Attribute) and parent.value is node)
+        ):
+            self.found = (node, list(self.stack))
+        self.stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+
+@pytest.mark.parametrize(
+    ("body", "tested"),
+    [
+        ("if ctx:\n    pass\n", True),
+        ("while ctx:\n    break\n", True),
+        ("assert ctx\n", True),
+        ("y = 1 if ctx else 2\n", True),
+        ("y = not ctx\n", True),
+        ("y = ctx is None\n", True),
+        ("y = None is not ctx\n", True),
+        ("if ctx and x.requires_grad:\n    pass\n", True),
+        ("if (ctx or x) and x:\n    pass\n", True),
+        ("y = ctx or x\n", False),  # the value may be ctx itself
+        ("y = ctx == None\n", False),  # __eq__ is the object's to answer
+        ("y = ctx is not x\n", False),
+        ("y = None is ctx is None\n", False),
+        ("f(ctx)\n", False),
+        ("y = [ctx]\n", False),
+    ],
+)
+def test_truth_tests_of_ctx(body: str, tested: bool) -> None:
+    source = "def forward(ctx, x):\n" + textwrap.indent(body, "    ")
+    finder = _FirstCtx()
+    cst.parse_module(source).visit(finder)
+    assert finder.found is not None
+    assert is_truth_test(*finder.found) is tested

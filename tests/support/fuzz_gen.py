@@ -1367,6 +1367,7 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
     source, compile_kinds, added = add_compile_features(ch, source, name, tensors[0].name, features, avoid)
     source = rebind_through_with(ch, source, features)
     source = plain_backward(ch, source, features)
+    source = save_behind_truth_test(ch, source, features)
     return Generated(
         source=source,
         classes=[*classes, *added],
@@ -1405,6 +1406,23 @@ def plain_backward(ch: Chooser, source: str, features: set[str]) -> str:
         return source
     features.add("plain_backward")
     return _STATIC_BACKWARD.sub(lambda match: match["indent"], source)
+
+
+_SAVE = re.compile(r"^(?P<indent>[ ]+)(?P<ctx>\w+)\.save_for_backward\((?P<args>[^\n]*)\)$", re.M)
+
+
+def save_behind_truth_test(ch: Chooser, source: str, features: set[str]) -> str:
+    """Sometimes the saves sit behind ``if ctx:``, as code written to also run as
+    ``F.forward(None, ...)`` has them: always true under apply (drawn last)."""
+    if not _SAVE.search(source) or not ch.bool(15):
+        return source
+    features.add("ctx_truth_test")
+
+    def guarded(match: re.Match) -> str:
+        indent, ctx = match["indent"], match["ctx"]
+        return f"{indent}if {ctx}:\n{indent}    {ctx}.save_for_backward({match['args']})"
+
+    return _SAVE.sub(guarded, source)
 
 
 def kept_class_shapes(

@@ -60,6 +60,37 @@ def _in_written_part(node: cst.CSTNode, parents: list[cst.CSTNode]) -> bool:
     return False
 
 
+def is_truth_test(node: cst.Name, parents: list[cst.CSTNode]) -> bool:
+    """``node`` is only tested for truth or for None: ``if ctx:``, ``not ctx``, ``ctx is not
+    None``, ``assert ctx``, ``ctx and flag`` in such a test. Code written to also run as
+    ``F.forward(None, ...)`` does this; under ``apply`` ctx is a truthy object that is not
+    None, and so is a ctx record, so such a test reads the same of either."""
+    child: cst.CSTNode = node
+    for parent in reversed(parents):
+        if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)) and parent.test is child:
+            return True
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+            return True
+        if isinstance(parent, cst.ComparisonTarget) and parent.comparator is child:
+            continue  # `None is ctx`: the comparison is the next parent
+        if isinstance(parent, cst.Comparison):
+            return _compared_with_none(parent, child)
+        if not isinstance(parent, cst.BooleanOperation):
+            return False
+        child = parent  # `ctx and flag` is tested in turn, or it is a value
+    return False
+
+
+def _compared_with_none(comparison: cst.Comparison, operand: cst.CSTNode) -> bool:
+    if len(comparison.comparisons) != 1:
+        return False
+    (target,) = comparison.comparisons
+    if not isinstance(target.operator, (cst.Is, cst.IsNot)):
+        return False
+    other = target.comparator if comparison.left is operand else comparison.left
+    return isinstance(other, cst.Name) and other.value == "None"
+
+
 def is_binding(node: cst.Name, parents: list[cst.CSTNode]) -> bool:
     """Is this ``Name`` bound (stored, deleted, declared) rather than read?"""
     parent = parents[-1] if parents else None
@@ -164,6 +195,8 @@ class _Walker(cst.CSTVisitor):
             raise Refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is used inside a nested function or class", node)
         if self.role == "backward" and self._getattr_with_default(node, parents):
             return
+        if is_truth_test(node, parents):
+            raise Refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is tested for truth or None, as a value", node)
         if not (isinstance(parent, cst.Attribute) and parent.value is node):
             raise Refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is passed to a helper or stored elsewhere", node)
         self._attribute_use(parent, parents[:-1])

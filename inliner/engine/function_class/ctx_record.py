@@ -25,7 +25,7 @@ from typing import NoReturn
 
 import libcst as cst
 
-from inliner.engine.analysis.ctxflow import always_returns, analyse, is_binding
+from inliner.engine.analysis.ctxflow import always_returns, analyse, is_binding, is_truth_test
 from inliner.engine.codes import Code
 from inliner.engine.docstrings import after_docstring
 from inliner.engine.function_class.signature import first_param, param_names, params_without_first
@@ -184,6 +184,8 @@ class _CtxChecker(cst.CSTVisitor):
         if isinstance(parent, cst.Arg) and len(parents) >= 2 and isinstance(parents[-2], cst.Call):
             self._argument(parents[-2], parent)
             return
+        if is_truth_test(node, parents):
+            return  # the record is as truthy (and as little None) as ctx
         self._refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is stored elsewhere or used as a value", node)
 
     # -- ctx.attr ------------------------------------------------------------------

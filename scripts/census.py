@@ -87,18 +87,24 @@ def _download(name: str, version: str, cache: Path) -> Path:
     """The release's archive, fetched once and checked against PyPI's sha256."""
     entry = _release_file(name, version)
     target = cache / entry["filename"]
-    if not target.exists():
-        print(f"downloading {entry['filename']} ({entry['size'] // 1024} KB)", file=sys.stderr, flush=True)
-        with urllib.request.urlopen(entry["url"], timeout=300) as response:
-            data = response.read()
-        partial = target.with_suffix(target.suffix + ".part")
-        partial.write_bytes(data)
-        os.replace(partial, target)
-    digest = hashlib.sha256(target.read_bytes()).hexdigest()
-    if digest != entry["digests"]["sha256"]:
-        target.unlink()
-        raise RuntimeError(f"{target.name}: sha256 {digest} is not the one PyPI publishes")
+    if target.exists():
+        _check_digest(target.read_bytes(), entry, target)
+        return target
+    print(f"downloading {entry['filename']} ({entry['size'] // 1024} KB)", file=sys.stderr, flush=True)
+    with urllib.request.urlopen(entry["url"], timeout=300) as response:
+        data = response.read()
+    _check_digest(data, entry, target)  # before anything is written: a bad download is not kept
+    partial = target.with_suffix(target.suffix + ".part")
+    partial.write_bytes(data)
+    os.replace(partial, target)
     return target
+
+
+def _check_digest(data: bytes, entry: dict, target: Path) -> None:
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != entry["digests"]["sha256"]:
+        target.unlink(missing_ok=True)
+        raise RuntimeError(f"{target.name}: sha256 {digest} is not the one PyPI publishes")
 
 
 def _python_members(archive: Path) -> list[tuple[str, bytes]]:

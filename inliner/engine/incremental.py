@@ -90,6 +90,9 @@ class WatchedAnswers:
         return value
 
 
+#: ``remember(key, make)``: ``FlattenCache.remember``, for what is a function of the text ``key`` holds.
+Remember = Callable[[Hashable, Callable[[], Any]], Any]
+
 _serials = itertools.count(1)
 
 

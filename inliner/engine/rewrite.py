@@ -25,6 +25,7 @@ import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Hashable
 from dataclasses import astuple, dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import libcst as cst
@@ -41,7 +42,7 @@ from inliner.engine.function_class.decorators import DecoratorReader, DecoratorU
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
 from inliner.engine.function_class.lower_function import Inherited, lower_function_class
 from inliner.engine.imports import import_edits
-from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, WatchedNames, relocated
+from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, Remember, WatchedNames, relocated
 from inliner.engine.invariants import check_no_new_names
 from inliner.engine.line_origin import Emitted, Origin
 from inliner.engine.model import CustomVJP, Refusal, Refuse
@@ -151,7 +152,7 @@ def rewrite_module(
     stop: Callable[[], bool] | None = None,
 ) -> FlattenResult:
     run = _Run(cache if cache is not None else FlattenCache(), diagnostics_only, stop)
-    parsed = run.cache.module(source, path, lambda: _read_module(source, path))
+    parsed = run.cache.module(source, path, lambda: _read_module(source, path, run.cache.remember))
     if isinstance(parsed, FlattenResult):
         return parsed
     of_statement = _statement_facts(run.cache, parsed.text)
@@ -328,7 +329,7 @@ def _final_edits(
     return text.final_edits(edits)
 
 
-def _read_module(source: str, path: str) -> _Module | FlattenResult:
+def _read_module(source: str, path: str, remember: Remember) -> _Module | FlattenResult:
     """Parse and index ``source``; or the whole answer, when it holds nothing to do or cannot be read."""
     if not may_contain_candidates(source):
         return FlattenResult(source)
@@ -350,11 +351,10 @@ def _read_module(source: str, path: str) -> _Module | FlattenResult:
         return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
 
     classes = [n for n in _statements(tree) if isinstance(n, ast.ClassDef) and n.bases]
+    text = SourceText(source)
     if classes or HOP_LEAF in source:
-        try:  # the symbol table finds what the parser lets through (duplicate parameters...)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
-                compile(tree, path, "exec", dont_inherit=True)
+        try:
+            _compile(tree, text, path, remember)
         except (SyntaxError, ValueError) as exc:
             line = getattr(exc, "lineno", None) or 1
             message = getattr(exc, "msg", None) or str(exc)
@@ -375,7 +375,31 @@ def _read_module(source: str, path: str) -> _Module | FlattenResult:
     if not classes and not hop_names:
         return FlattenResult(source)
     index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
-    return _Module(tree, classes, hop_names, index, SourceText(source))
+    return _Module(tree, classes, hop_names, index, text)
+
+
+def _compile(tree: ast.Module, text: SourceText, path: str, remember: Remember) -> None:
+    """Compile ``tree`` and throw the code away: the compiler finds what the parser lets through
+    (duplicate parameters, ``return`` outside a function...). Raises what it raises.
+
+    Statement by statement, each one that compiled remembered by its text, so an editor's
+    keystroke compiles one statement. Only ``global`` at module level and ``__future__``
+    imports make a top-level statement's fate depend on the others: a text naming either
+    is compiled whole."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
+        if "global" in text.source or "__future__" in text.source:
+            _compiles(tree, path)
+            return
+        for statement in tree.body:
+            where = (statement.lineno - start_line(statement), statement.col_offset, statement.end_col_offset)
+            key = ("compiles", text.statement_text(statement), where)
+            remember(key, partial(_compiles, ast.Module([statement], []), path))
+
+
+def _compiles(tree: ast.Module, path: str) -> bool:
+    compile(tree, path, "exec", dont_inherit=True)
+    return True  # what is remembered: a failure raises, and is not
 
 
 def _statement_facts(cache: FlattenCache, text: SourceText) -> Callable[[ast.stmt], frozenset[str]]:

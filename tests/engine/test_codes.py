@@ -16,6 +16,7 @@ import pytest
 from inliner import flatten
 from inliner.engine import rewrite
 from inliner.engine.codes import Code
+from inliner.engine.incremental import FlattenCache
 
 HEAD = "import torch\nfrom torch.autograd import Function\n\n\n"
 
@@ -135,6 +136,29 @@ def test_parse_error() -> None:
     broken = HEAD + "class F(Function):\n    def forward(:\n"
     result = flatten(broken, path="m.py")
     assert [d.code for d in result.diagnostics] == [Code.PARSE_ERROR] and result.source == broken
+
+
+_COMPILE_ERRORS = {
+    "a repeated parameter": ("def helper(a, a):\n    return a\n", "duplicate argument"),
+    "return outside a function": ("if True:\n    return 1\n", "'return' outside function"),
+    "global after an assignment": ("limit = 1\nglobal limit\n", "assigned to before global declaration"),
+    "a late __future__ import": ("from __future__ import annotations\n", "beginning of the file"),
+}
+
+
+@pytest.mark.parametrize("name", list(_COMPILE_ERRORS))
+def test_what_only_the_compiler_finds_is_reported_with_or_without_a_cache(name: str) -> None:
+    """Statements are compiled one by one and remembered; what makes one depend on another
+    (module-level ``global``, ``__future__``) is compiled whole, so nothing is missed."""
+    tail, message = _COMPILE_ERRORS[name]
+    good = FLATTENED + "\n\nvalue = 1\n"
+    bad = FLATTENED + "\n\n" + tail
+    cache = FlattenCache()
+    assert flatten(good, path="m.py", cache=cache).flattened == ("F",)
+    for result in (flatten(bad, path="m.py", cache=cache), flatten(bad, path="m.py")):
+        (diagnostic,) = result.diagnostics
+        assert diagnostic.code == Code.PARSE_ERROR and message in diagnostic.message, diagnostic.format()
+        assert diagnostic.line > FLATTENED.count("\n") and result.source == bad
 
 
 @pytest.mark.engine_bug

@@ -40,6 +40,7 @@ from inliner.engine.analysis.compile_locals import ScopeNode as _ScopeNode
 from inliner.engine.analysis.compile_locals import make_scope as _make_scope
 from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING, TRACEABLE
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.analysis.visitor import Visitor
 
 KINDS = (TRACEABLE, OPAQUE, SIDE_EFFECTING)
 _RANK = {TRACEABLE: 0, OPAQUE: 1, SIDE_EFFECTING: 2}
@@ -239,7 +240,7 @@ def _written_roots(node: ast.AST) -> list[str]:
 # -- the walk -----------------------------------------------------------------------------------
 
 
-class _Walker(ast.NodeVisitor):
+class _Walker(Visitor):
     """Walk one function (a flat body or a helper) and record findings in source order."""
 
     def __init__(

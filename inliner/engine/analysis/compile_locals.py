@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from inliner.engine.analysis.visitor import Visitor
+
 _SCOPE_NODES = (
     ast.FunctionDef,
     ast.AsyncFunctionDef,
@@ -42,7 +44,7 @@ class Local:
     external: set[str] = field(default_factory=set)
 
 
-class _Binder(ast.NodeVisitor):
+class _Binder(Visitor):
     """Collect the bindings made directly in one scope (nested scopes are collected on their own)."""
 
     def __init__(self, scope: Local, skip: frozenset[str]) -> None:

@@ -16,6 +16,8 @@ import ast
 import builtins
 from dataclasses import dataclass, field
 
+from inliner.engine.analysis.visitor import Visitor
+
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
@@ -68,7 +70,7 @@ def dotted(expr: ast.AST) -> str | None:
     return None
 
 
-class ScopeIndex(ast.NodeVisitor):
+class ScopeIndex(Visitor):
     """One pass over a module; afterwards ``lookup``/``qualify`` answer questions about names."""
 
     def __init__(self, interesting: set[str], call_names: frozenset[str] = frozenset()) -> None:

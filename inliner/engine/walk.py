@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 
 import libcst as cst
@@ -143,3 +143,50 @@ def on_paths_to(root: cst.CSTNode, targets: AbstractSet[cst.CSTNode]) -> set[cst
     paths = _Paths(targets)
     walk(root, paths)
     return paths.found
+
+
+#: ``on_leave(original, updated)`` of a transformer: the node that takes ``original``'s place
+Leave = Callable[[cst.CSTNode, cst.CSTNode], "cst.CSTNode | cst.RemovalSentinel"]
+
+
+def rebuild(node: cst.CSTNode, on_path: AbstractSet[cst.CSTNode], leave: Leave) -> cst.CSTNode | cst.RemovalSentinel:
+    """``node.visit(transformer)`` for a transformer that visits only the nodes ``on_path``
+    (``on_paths_to``) and leaves the rest as they are: the same nodes rebuilt, the same
+    ``leave`` calls in the same order, without libcst calling back for every child of a
+    rebuilt node. A node may be removed from a sequence (``RemoveFromParent``) only."""
+    if node not in on_path:
+        return node
+    fields = _FIELDS.get(type(node)) or _learn(node)
+    changes: dict[str, object] = {}
+    for name in (*fields.visited, *fields.others):
+        value = getattr(node, name)
+        if type(value) is tuple or type(value) is list:
+            if any(item in on_path for item in value):
+                body = name == "body" and type(node) in _BODIES
+                changes[name] = tuple(_rebuilt_items(value, on_path, leave, body))
+        elif _is_node(value) and value in on_path:
+            new = rebuild(value, on_path, leave)
+            if not isinstance(new, cst.CSTNode):
+                raise TypeError(f"a {type(value).__name__} cannot be removed from its {type(node).__name__}")
+            changes[name] = new
+    return leave(node, node.with_changes(**changes))  # a new node, as libcst makes one
+
+
+#: whose ``body`` libcst visits as statements: one left empty (``_is_removable``) is dropped
+_BODIES = (cst.Module, cst.IndentedBlock)
+
+
+def _rebuilt_items(
+    items: Sequence[cst.CSTNode], on_path: AbstractSet[cst.CSTNode], leave: Leave, body: bool
+) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    for item in items:
+        new = rebuild(item, on_path, leave)
+        if isinstance(new, cst.RemovalSentinel):
+            continue
+        if not isinstance(new, cst.CSTNode):
+            raise TypeError(f"unexpected {new!r} in place of a {type(item).__name__}")
+        if body and new._is_removable() and not item._is_removable():
+            continue  # its small statements were all removed
+        out.append(new)
+    return out

@@ -1,4 +1,5 @@
-"""The read-only walk visits what libcst's own ``visit`` visits, in the same order."""
+"""The read-only walk visits what libcst's own ``visit`` visits, in the same order, and a
+rebuild along paths makes what libcst's own ``visit`` makes of them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import libcst as cst
 import pytest
 
 import inliner
-from inliner.engine.walk import children, on_paths_to, walk
+from inliner.engine.walk import children, on_paths_to, rebuild, walk
 from tests.support.golden import GOLDEN
 
 SOURCES = sorted(GOLDEN.glob("*/*.py")) + sorted(Path(inliner.__file__).parent.rglob("*.py"))
@@ -59,3 +60,63 @@ def test_paths_to_targets():
     assert function.body.body[1] not in paths and assign.targets[0] not in paths
     # nodes are keys by identity: an equal copy is not a node of the tree
     assert not on_paths_to(module, {assign.value.left.deep_clone()})
+
+
+class _Edit:
+    """Renames the target names, drops the target ``pass`` statements; records each call."""
+
+    def __init__(self, targets: set[cst.CSTNode]) -> None:
+        self.targets = targets
+        self.left: list[int] = []
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode | cst.RemovalSentinel:
+        self.left.append(id(original))
+        if original in self.targets:
+            if isinstance(updated, cst.Pass):
+                return cst.RemoveFromParent()
+            assert isinstance(updated, cst.Name)
+            return updated.with_changes(value=updated.value + "_renamed")
+        return updated
+
+
+class _OnPaths(cst.CSTTransformer):
+    def __init__(self, paths: set[cst.CSTNode], edit: _Edit) -> None:
+        self.paths, self.edit = paths, edit
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return node in self.paths
+
+    def on_leave(self, original_node, updated_node):
+        return self.edit.on_leave(original_node, updated_node)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_rebuild_matches_visit(path):
+    module = cst.parse_module(path.read_text())
+    found: list[cst.CSTNode] = []
+
+    class Targets(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.Pass) or (isinstance(node, cst.Name) and node.value.startswith("s")):
+                found.append(node)
+            return True
+
+    walk(module, Targets())
+    targets = set(found[::3])  # some of them: most of the tree is left as it is
+    paths = on_paths_to(module, targets)
+    by_libcst, by_rebuild = _Edit(targets), _Edit(targets)
+    expected = module.visit(_OnPaths(paths, by_libcst))
+    rebuilt = rebuild(module, paths, by_rebuild.on_leave)
+    assert isinstance(rebuilt, cst.Module) and rebuilt.code == expected.code
+    assert rebuilt.deep_equals(expected)
+    on_path_leaves = [i for i in by_libcst.left if i in {id(n) for n in paths}]
+    assert by_rebuild.left == on_path_leaves  # the same calls, in the same order, on the nodes rebuilt
+    kept = [c for c in children(rebuilt) if c in set(module.body)]
+    assert all(c not in paths for c in kept)  # what no edit touches is the very same node
+
+
+def test_rebuild_refuses_to_remove_a_required_node():
+    module = cst.parse_module("x = y\n")
+    value = module.body[0].body[0].value
+    with pytest.raises(TypeError, match="cannot be removed"):
+        rebuild(module, on_paths_to(module, {value}), lambda o, u: cst.RemoveFromParent() if o is value else u)

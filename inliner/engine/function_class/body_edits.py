@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from inliner.engine.walk import on_paths_to
+from inliner.engine.walk import on_paths_to, rebuild
 
 
 @dataclass
@@ -29,7 +29,8 @@ class BodyEdits:
 
     def apply(self, func: cst.FunctionDef) -> cst.FunctionDef:
         """``func`` with every edit made; the nodes no edit touches are kept as they are."""
-        new = func.visit(_BodyRewriter(self))
+        targets = set(self.smalls) | set(self.attributes) | set(self.returns)
+        new = rebuild(func, on_paths_to(func, targets), _BodyRewriter(self).on_leave)
         assert isinstance(new, cst.FunctionDef)
         return new
 
@@ -52,22 +53,15 @@ class _NodeReplacer(cst.CSTTransformer):
         return self.replacements.get(original_node, updated_node)
 
 
-class _BodyRewriter(cst.CSTTransformer):
-    """Apply per-node replacements decided by the analysis, outside nested scopes for returns."""
+class _BodyRewriter:
+    """Apply per-node replacements decided by the analysis (``on_leave`` of a ``rebuild``:
+    only the nodes on a path to a replacement are rebuilt, the rest is kept as it is)."""
 
     def __init__(self, edits: BodyEdits) -> None:
         self.smalls = edits.smalls
         self.attributes = edits.attributes
         self.returns = edits.returns
-
         self.emptied: set[cst.CSTNode] = set()
-        self.on_path: set[cst.CSTNode] | None = None
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        # Only the nodes on a path to a replacement are rebuilt; the rest is kept as it is.
-        if self.on_path is None:
-            self.on_path = on_paths_to(node, set(self.smalls) | set(self.attributes) | set(self.returns))
-        return node in self.on_path
 
     def on_leave(self, original_node, updated_node):
         if original_node in self.smalls:

@@ -269,14 +269,24 @@ class _CtxChecker(cst.CSTVisitor):
 
 
 def _all_param_names(func: cst.FunctionDef) -> set[str]:
-    names: set[str] = set()
+    """The parameters of ``func`` and of every function and lambda inside it."""
+    params = _Params()
+    walk(func, params)
+    return params.names
 
-    class Params(cst.CSTVisitor):
-        def visit_Param(self, node: cst.Param) -> None:
-            names.add(node.name.value)
 
-    walk(func, Params())
-    return names
+class _Params(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    # on_visit and on_leave themselves: libcst's look up a visit_/leave_ method per node
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if type(node) is cst.Param:  # libcst's node classes are final
+            self.names.add(node.name.value)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        pass
 
 
 def _is_target(attr: cst.Attribute, parents: list[cst.CSTNode]) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
-import libcst.matchers as m
 
 from inliner.engine.analysis.ctxflow import BodyFacts, CtxUse, analyse
 from inliner.engine.codes import Code
@@ -390,35 +389,65 @@ def _read_up_front(func: cst.FunctionDef, reads: list[cst.CSTNode]) -> bool:
     return False
 
 
-#: what an assignment here may bind: a name, or a tuple or list of names
-_NAMES = (
-    m.Name()
-    | m.Tuple(elements=[m.ZeroOrMore(m.Element(m.Name()))])
-    | m.List(elements=[m.ZeroOrMore(m.Element(m.Name()))])
-)
-#: a literal that cannot raise: a number or a string, possibly signed
-_NUMBER = m.Integer() | m.Float() | m.Imaginary()
-_CONSTANT = _NUMBER | m.SimpleString() | m.UnaryOperation(operator=m.Minus() | m.Plus(), expression=_NUMBER)
-
-
 def _inert(stmt: cst.CSTNode, ctx: str) -> bool:
     """A statement that can neither raise nor have an effect: names bound to constants, other
     names or ctx attributes (``gx = gw = None``, ``k = ctx.k``), a docstring, ``pass``."""
-    plain: m.MatchIfTrue[cst.BaseExpression] = m.MatchIfTrue(lambda value: _plain_value(value, ctx))
-    binding = m.Assign(targets=[m.ZeroOrMore(m.AssignTarget(_NAMES))], value=plain)
-    return m.matches(stmt, m.SimpleStatementLine(body=[m.ZeroOrMore(m.Pass() | m.Expr(m.SimpleString()) | binding)]))
+    if type(stmt) is not cst.SimpleStatementLine:  # libcst's node classes are final: `is` is isinstance
+        return False
+    for small in stmt.body:
+        if type(small) is cst.Pass or (type(small) is cst.Expr and type(small.value) is cst.SimpleString):
+            continue
+        if type(small) is not cst.Assign or not _binds_names(small) or not _plain_value(small.value, ctx):
+            return False
+    return True
 
 
 def _plain_value(expr: cst.CSTNode, ctx: str) -> bool:
     """A constant, a name, a ctx attribute other than ``saved_tensors``, or a tuple or list of those."""
-    own = m.Attribute(value=m.Name(ctx), attr=m.DoesNotMatch(m.Name("saved_tensors")))
-    nested = m.ZeroOrMore(m.Element(m.MatchIfTrue(lambda value: _plain_value(value, ctx))))
-    return m.matches(expr, m.Name() | _CONSTANT | own | m.Tuple(elements=[nested]) | m.List(elements=[nested]))
+    if type(expr) is cst.Name or _is_literal(expr):
+        return True
+    if type(expr) is cst.Attribute:
+        owner = expr.value
+        return type(owner) is cst.Name and owner.value == ctx and expr.attr.value != "saved_tensors"
+    if type(expr) is cst.Tuple or type(expr) is cst.List:
+        return all(type(e) is cst.Element and _plain_value(e.value, ctx) for e in expr.elements)
+    return False
+
+
+def _is_literal(expr: cst.CSTNode) -> bool:
+    """A literal that cannot raise: a number or a string, possibly signed."""
+    if type(expr) is cst.UnaryOperation and type(expr.operator) in (cst.Minus, cst.Plus):
+        expr = expr.expression
+        return type(expr) in _NUMBERS
+    return type(expr) in _NUMBERS or type(expr) is cst.SimpleString
+
+
+_NUMBERS = (cst.Integer, cst.Float, cst.Imaginary)
+
+
+def _binds_names(assign: cst.Assign) -> bool:
+    """Every target is a name, or a tuple or list of names."""
+    for target in assign.targets:
+        bound = target.target
+        if type(bound) is cst.Tuple or type(bound) is cst.List:
+            if not all(type(e) is cst.Element and type(e.value) is cst.Name for e in bound.elements):
+                return False
+        elif type(bound) is not cst.Name:
+            return False
+    return True
 
 
 def _is_plain_read(stmt: cst.CSTNode, read: cst.CSTNode) -> bool:
     """``a, b = ctx.saved_tensors`` (or ``a = ctx.saved_tensors[0]``): nothing runs before the read."""
-    the_read: m.MatchIfTrue[cst.BaseExpression] = m.MatchIfTrue(lambda node: node is read)
-    indexed = m.Subscript(value=the_read, slice=[m.SubscriptElement(m.Index(m.Integer()))])
-    assign = m.Assign(targets=[m.ZeroOrMore(m.AssignTarget(_NAMES))], value=the_read | indexed)
-    return m.matches(stmt, m.SimpleStatementLine(body=[assign]))
+    if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1:
+        return False
+    assign = stmt.body[0]
+    if type(assign) is not cst.Assign or not _binds_names(assign):
+        return False
+    value = assign.value
+    if value is read:
+        return True
+    if type(value) is not cst.Subscript or value.value is not read or len(value.slice) != 1:
+        return False
+    index = value.slice[0].slice
+    return type(index) is cst.Index and type(index.value) is cst.Integer

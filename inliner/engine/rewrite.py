@@ -25,7 +25,6 @@ import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Hashable
 from dataclasses import astuple, dataclass, field
-from functools import partial
 from typing import Any, Literal
 
 import libcst as cst
@@ -35,6 +34,7 @@ from inliner.engine.analysis.compile_kind import CALL_RESIDUALS, CLASS_RESIDUALS
 from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 from inliner.engine.codes import Code
+from inliner.engine.compile_check import check_compiles
 from inliner.engine.diagnostics import Diagnostic, Severity, internal_error
 from inliner.engine.emit import emit
 from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_uses
@@ -354,7 +354,7 @@ def _read_module(source: str, path: str, remember: Remember) -> _Module | Flatte
     text = SourceText(source)
     if classes or HOP_LEAF in source:
         try:
-            _compile(tree, text, path, remember)
+            check_compiles(tree, text, path, remember)
         except (SyntaxError, ValueError) as exc:
             line = getattr(exc, "lineno", None) or 1
             message = getattr(exc, "msg", None) or str(exc)
@@ -376,30 +376,6 @@ def _read_module(source: str, path: str, remember: Remember) -> _Module | Flatte
         return FlattenResult(source)
     index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
     return _Module(tree, classes, hop_names, index, text)
-
-
-def _compile(tree: ast.Module, text: SourceText, path: str, remember: Remember) -> None:
-    """Compile ``tree`` and throw the code away: the compiler finds what the parser lets through
-    (duplicate parameters, ``return`` outside a function...). Raises what it raises.
-
-    Statement by statement, each one that compiled remembered by its text, so an editor's
-    keystroke compiles one statement. Only ``global`` at module level and ``__future__``
-    imports make a top-level statement's fate depend on the others: a text naming either
-    is compiled whole."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
-        if "global" in text.source or "__future__" in text.source:
-            _compiles(tree, path)
-            return
-        for statement in tree.body:
-            where = (statement.lineno - start_line(statement), statement.col_offset, statement.end_col_offset)
-            key = ("compiles", text.statement_text(statement), where)
-            remember(key, partial(_compiles, ast.Module([statement], []), path))
-
-
-def _compiles(tree: ast.Module, path: str) -> bool:
-    compile(tree, path, "exec", dont_inherit=True)
-    return True  # what is remembered: a failure raises, and is not
 
 
 def _statement_facts(cache: FlattenCache, text: SourceText) -> Callable[[ast.stmt], frozenset[str]]:

@@ -138,21 +138,29 @@ def test_parse_error() -> None:
     assert [d.code for d in result.diagnostics] == [Code.PARSE_ERROR] and result.source == broken
 
 
-_COMPILE_ERRORS = {
-    "a repeated parameter": ("def helper(a, a):\n    return a\n", "duplicate argument"),
-    "return outside a function": ("if True:\n    return 1\n", "'return' outside function"),
-    "global after an assignment": ("limit = 1\nglobal limit\n", "assigned to before global declaration"),
-    "a late __future__ import": ("from __future__ import annotations\n", "beginning of the file"),
+_FUTURE = "from __future__ import annotations\n"
+_COMPILE_ERRORS = {  # name: (what precedes the Function, what follows it, the compiler's message)
+    "a repeated parameter": ("", "def helper(a, a):\n    return a\n", "duplicate argument"),
+    "return outside a function": ("", "if True:\n    return 1\n", "'return' outside function"),
+    "global after an assignment": ("", "limit = 1\nglobal limit\n", "assigned to before global declaration"),
+    "global in a module-level block": ("", "limit = 1\nif limit:\n    global limit\n", "prior to global"),
+    "a late __future__ import": ("", _FUTURE, "beginning of the file"),
+    "a __future__ feature the later statements get": (
+        _FUTURE,
+        "def helper(x: (y := 1)):\n    return x\n",  # compiles without the feature
+        "within an annotation",
+    ),
+    "an error after __future__ imports": (_FUTURE, "def helper(a, a):\n    return a\n", "duplicate argument"),
 }
 
 
 @pytest.mark.parametrize("name", list(_COMPILE_ERRORS))
 def test_what_only_the_compiler_finds_is_reported_with_or_without_a_cache(name: str) -> None:
-    """Statements are compiled one by one and remembered; what makes one depend on another
-    (module-level ``global``, ``__future__``) is compiled whole, so nothing is missed."""
-    tail, message = _COMPILE_ERRORS[name]
-    good = FLATTENED + "\n\nvalue = 1\n"
-    bad = FLATTENED + "\n\n" + tail
+    """Statements are compiled one by one and remembered; what ties them together
+    (module-level ``global``, ``__future__`` imports) is compiled whole, so nothing is missed."""
+    head, tail, message = _COMPILE_ERRORS[name]
+    good = head + FLATTENED + "\n\nvalue = 1\n"
+    bad = head + FLATTENED + "\n\n" + tail
     cache = FlattenCache()
     assert flatten(good, path="m.py", cache=cache).flattened == ("F",)
     for result in (flatten(bad, path="m.py", cache=cache), flatten(bad, path="m.py")):

@@ -6,7 +6,7 @@ leaves such a file alone, as Python would refuse to import it. Compiling the who
 on every keystroke of an editor costs as much as parsing it again, so each top-level
 statement is compiled on its own and remembered by its text once it compiled.
 
-Three things tie statements together, and are kept whole:
+Two things tie statements together, and are kept whole:
 
 - ``from __future__`` imports must come first: the statements up to the last one at the
   top level are compiled together, and the features they turn on are passed to the rest;
@@ -23,6 +23,7 @@ import ast
 import warnings
 from collections.abc import Iterator
 from functools import partial
+from typing import TypeGuard
 
 from inliner.engine.incremental import Remember
 from inliner.engine.source import SourceText, start_line
@@ -56,7 +57,7 @@ def _future_prefix(tree: ast.Module) -> int:
     """How many top-level statements lead up to the last ``from __future__`` import (0: none)."""
     last = 0
     for i, statement in enumerate(tree.body):
-        if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
+        if _is_future_import(statement):
             last = i + 1
     return last
 
@@ -65,11 +66,15 @@ def _future_flags(statements: list[ast.stmt]) -> int:
     """The compiler flags of the features these (compiled, so valid) statements import."""
     flags = 0
     for statement in statements:
-        if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
+        if _is_future_import(statement):
             for alias in statement.names:
                 feature = getattr(__future__, alias.name, None)
                 flags |= getattr(feature, "compiler_flag", 0)
     return flags
+
+
+def _is_future_import(statement: ast.stmt) -> TypeGuard[ast.ImportFrom]:
+    return isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
 
 
 def _module_scope(statements: list[ast.stmt]) -> Iterator[ast.AST]:

@@ -351,29 +351,28 @@ def _read_module(source: str, path: str, remember: Remember) -> _Module | Flatte
         return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
 
     classes = [n for n in _statements(tree) if isinstance(n, ast.ClassDef) and n.bases]
+    if not classes and HOP_LEAF not in source:
+        return FlattenResult(source)
     text = SourceText(source)
-    if classes or HOP_LEAF in source:
-        try:
-            check_compiles(tree, text, path, remember)
-        except (SyntaxError, ValueError) as exc:
-            line = getattr(exc, "lineno", None) or 1
-            message = getattr(exc, "msg", None) or str(exc)
-            column = Diagnostic.utf8_column(source, line, getattr(exc, "offset", None) or 1)  # AST columns are bytes
-            diagnostic = Diagnostic(
-                path,
-                line,
-                column,
-                Code.PARSE_ERROR,
-                f"cannot compile: {message}",
-                Severity.ERROR,
-                **Diagnostic.syntax_error_end(exc, line, column, utf8_of=source),
-            )
-            return FlattenResult(source, (diagnostic,), error=f"cannot compile: {message} (line {line})")
+    try:
+        check_compiles(tree, text, path, remember)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None) or 1
+        message = getattr(exc, "msg", None) or str(exc)
+        column = Diagnostic.utf8_column(source, line, getattr(exc, "offset", None) or 1)  # AST columns are bytes
+        diagnostic = Diagnostic(
+            path,
+            line,
+            column,
+            Code.PARSE_ERROR,
+            f"cannot compile: {message}",
+            Severity.ERROR,
+            **Diagnostic.syntax_error_end(exc, line, column, utf8_of=source),
+        )
+        return FlattenResult(source, (diagnostic,), error=f"cannot compile: {message} (line {line})")
     hop_names = (
         frozenset({HOP_LEAF} | {a or b for a, b in _HOP_ALIASES.findall(source)}) if HOP_LEAF in source else frozenset()
     )
-    if not classes and not hop_names:
-        return FlattenResult(source)
     index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
     return _Module(tree, classes, hop_names, index, text)
 

@@ -9,12 +9,11 @@ import libcst as cst
 import libcst.matchers as m
 import pytest
 
-import inliner
 from inliner.engine.function_class.lower_backward import _inert, _is_plain_read
 from inliner.engine.walk import walk
-from tests.support.golden import GOLDEN
+from tests.support.paths import CODE_SAMPLES
 
-SOURCES = sorted(GOLDEN.glob("*/*.py")) + sorted(Path(inliner.__file__).parent.rglob("*.py"))
+SOURCES = CODE_SAMPLES
 
 _NAMES = (
     m.Name()

@@ -3,16 +3,13 @@ rebuild along paths makes what libcst's own ``visit`` makes of them."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import libcst as cst
 import pytest
 
-import inliner
 from inliner.engine.walk import children, on_paths_to, rebuild, walk
-from tests.support.golden import GOLDEN
+from tests.support.paths import CODE_SAMPLES
 
-SOURCES = sorted(GOLDEN.glob("*/*.py")) + sorted(Path(inliner.__file__).parent.rglob("*.py"))
+SOURCES = CODE_SAMPLES
 
 
 class _Record(cst.CSTVisitor):

@@ -5,3 +5,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden"
 README = ROOT / "README.md"
+
+#: Python sources with every kind of syntax the engine meets: the golden cases and the package
+CODE_SAMPLES = sorted(GOLDEN.glob("*/*.py")) + sorted((ROOT / "inliner").rglob("*.py"))

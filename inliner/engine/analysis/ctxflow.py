@@ -92,35 +92,44 @@ def _compared_with_none(comparison: cst.Comparison, operand: cst.CSTNode) -> boo
 
 
 def is_binding(node: cst.Name, parents: list[cst.CSTNode]) -> bool:
-    """Is this ``Name`` bound (stored, deleted, declared) rather than read?"""
+    """Is this ``Name`` bound (stored, deleted, declared) rather than read?
+
+    Asked of every name in every method: node types are compared directly (libcst's node
+    classes have no subclasses; ``isinstance`` goes through their ABC's hook)."""
     parent = parents[-1] if parents else None
-    if isinstance(parent, cst.Param) and parent.name is node:
+    kind = type(parent)
+    if kind in _NAMED_BINDERS:
+        return parent.name is node  # type: ignore[union-attr]
+    if kind is cst.NameItem:
         return True
-    if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
-        return True
-    if isinstance(parent, cst.NameItem):
-        return True
-    if isinstance(parent, cst.ImportAlias):  # `import a`, `from m import a` (with `as b`, b is bound)
-        return parent.asname is None
-    if isinstance(parent, (cst.MatchAs, cst.MatchStar)) and parent.name is node:
-        return True
-    if isinstance(parent, cst.MatchMapping) and parent.rest is node:
-        return True
-    if isinstance(parent, cst.Attribute) and _imported_root(node, parents):
+    if kind is cst.ImportAlias:  # `import a`, `from m import a` (with `as b`, b is bound)
+        return parent.asname is None  # type: ignore[union-attr]
+    if kind is cst.MatchMapping:
+        return parent.rest is node  # type: ignore[union-attr]
+    if kind is cst.Attribute and _imported_root(node, parents):
         return True  # `import a.b` binds `a`
     child: cst.CSTNode = node
     for p in reversed(parents):
-        if isinstance(p, (cst.Element, cst.Tuple, cst.List, cst.StarredElement)):
+        kind = type(p)
+        if kind in _UNPACKED:
             child = p
             continue
-        if isinstance(p, cst.AssignTarget):
-            return p.target is child
-        if isinstance(p, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del)):
-            return p.target is child
-        if isinstance(p, cst.AsName):  # `with f() as (a, b)`, `except E as e`, `import m as a`
-            return p.name is child
+        if kind in _TARGET_HOLDERS:
+            return p.target is child  # type: ignore[attr-defined]
+        if kind is cst.AsName:  # `with f() as (a, b)`, `except E as e`, `import m as a`
+            return p.name is child  # type: ignore[attr-defined]
         return False
     return False
+
+
+#: nodes whose ``name`` is a binding: parameters, definitions, match captures
+_NAMED_BINDERS = frozenset({cst.Param, cst.FunctionDef, cst.ClassDef, cst.MatchAs, cst.MatchStar})
+#: nodes a target is unpacked through
+_UNPACKED = frozenset({cst.Element, cst.Tuple, cst.List, cst.StarredElement})
+#: nodes whose ``target`` is bound (``AssignTarget`` holds one target of an assignment)
+_TARGET_HOLDERS = frozenset(
+    {cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del}
+)
 
 
 def _imported_root(node: cst.Name, parents: list[cst.CSTNode]) -> bool:

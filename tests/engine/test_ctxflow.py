@@ -13,7 +13,9 @@ import libcst as cst
 import pytest
 
 from inliner.engine.analysis.ctxflow import (
+    _LOOPS,
     _NAMED_BINDERS,
+    _SCOPES,
     _TARGET_HOLDERS,
     _UNPACKED,
     _imported_root,
@@ -197,5 +199,6 @@ def test_is_binding_answers_as_isinstance(path: Path | None) -> None:
 
 
 def test_the_node_classes_checked_by_type_have_no_subclasses() -> None:
-    for kind in (*_NAMED_BINDERS, *_UNPACKED, *_TARGET_HOLDERS, cst.NameItem, cst.ImportAlias, cst.MatchMapping):
+    checked = (*_NAMED_BINDERS, *_UNPACKED, *_TARGET_HOLDERS, *_SCOPES, *_LOOPS)
+    for kind in (*checked, cst.Name, cst.NameItem, cst.ImportAlias, cst.MatchMapping):
         assert kind.__subclasses__() == [], kind

@@ -17,8 +17,9 @@ from inliner.engine.codes import Code
 from inliner.engine.model import Refuse
 from inliner.engine.walk import walk
 
-_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
-_LOOPS = (cst.For, cst.While, cst.CompFor)
+#: asked of every ancestor of every store: compared as types (libcst's node classes are final)
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+_LOOPS = frozenset({cst.For, cst.While, cst.CompFor})
 _BINDING_STATEMENTS = frozenset({cst.Assign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor})
 
 
@@ -176,10 +177,10 @@ class _Walker(cst.CSTVisitor):
         self.stack.pop()
 
     def _in_nested_scope(self) -> bool:
-        return any(isinstance(n, _SCOPES) for n in self.stack[1:-1])
+        return any(type(n) in _SCOPES for n in self.stack[1:-1])
 
     def _in_loop(self) -> bool:
-        return any(isinstance(n, _LOOPS) for n in self.stack[1:])
+        return any(type(n) in _LOOPS for n in self.stack[1:])
 
     # -- names -------------------------------------------------------------
     def _name(self, node: cst.Name) -> None:
@@ -200,7 +201,7 @@ class _Walker(cst.CSTVisitor):
             return  # `something.ctx`, not our ctx
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             return
-        if any(isinstance(n, _SCOPES) for n in parents[1:]):
+        if any(type(n) in _SCOPES for n in parents[1:]):
             raise Refuse(Code.CTX_ESCAPES, f"`{self.ctx}` is used inside a nested function or class", node)
         if self.role == "backward" and self._getattr_with_default(node, parents):
             return

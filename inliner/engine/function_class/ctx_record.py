@@ -142,7 +142,7 @@ class _CtxChecker(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.stack.append(node)
-        if isinstance(node, cst.Name) and node.value == self.ctx:
+        if type(node) is cst.Name and node.value == self.ctx:  # libcst node classes are final
             self._name(node, self.stack[:-1])
         return True
 

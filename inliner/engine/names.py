@@ -9,7 +9,7 @@ from typing import Protocol, cast
 
 import libcst as cst
 
-from inliner.engine.walk import children
+from inliner.engine.walk import code_children
 
 
 def names_in(node: cst.CSTNode) -> set[str]:
@@ -34,7 +34,7 @@ def _collect_names(node: cst.CSTNode, names: set[str]) -> None:
         # `obj.attr` and `f(key=...)` spell names that are not variables.
         _collect_names(node.value, names)  # type: ignore[attr-defined]
         return
-    for child in children(node):
+    for child in code_children(node):
         _collect_names(child, names)
 
 

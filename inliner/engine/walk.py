@@ -16,6 +16,7 @@ visitor that needs them.
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import typing
 from collections.abc import Callable, Sequence
@@ -29,6 +30,7 @@ from libcst import MaybeSentinel
 class _Fields:
     visited: tuple[str, ...]  # in libcst's visiting order
     others: tuple[str, ...]  # every other field that may hold a node: one libcst visits only when set
+    code: tuple[str, ...]  # the visited fields that may hold code (not only whitespace and comments)
 
 
 _FIELDS: dict[type, _Fields] = {}
@@ -54,9 +56,39 @@ def _learn(node: cst.CSTNode) -> _Fields:
     known = _FIELDS.get(type(node))
     if known is not None and not set(known.visited) <= set(visited):
         return known  # keep what covers more; this node is read through `children`
-    others = tuple(f.name for f in dataclasses.fields(node) if f.name not in visited and not _plain(f.type))
-    fields = _FIELDS[type(node)] = _Fields(visited, others)
+    annotations = {f.name: f.type for f in dataclasses.fields(node)}
+    others = tuple(name for name, kind in annotations.items() if name not in visited and not _plain(kind))
+    code = tuple(name for name in visited if not _formatting_only(annotations.get(name)))
+    fields = _FIELDS[type(node)] = _Fields(visited, others, code)
     return fields
+
+
+#: the nodes that only lay code out: whitespace, comments, newlines and blank lines
+FORMATTING = frozenset(
+    {
+        cst.SimpleWhitespace,
+        cst.ParenthesizedWhitespace,
+        cst.TrailingWhitespace,
+        cst.EmptyLine,
+        cst.Newline,
+        cst.Comment,
+    }
+)
+_FORMATTING_BASES = (cst.BaseParenthesizableWhitespace, *FORMATTING)
+
+
+def _formatting_only(annotation: object) -> bool:
+    """A field type that can hold only ``FORMATTING`` nodes (or nothing): a sequence of
+    them, one of them, optional or a union of such. Anything else (or unknown) may hold code."""
+    if annotation in (type(None), MaybeSentinel):
+        return True
+    if isinstance(annotation, type):
+        return issubclass(annotation, _FORMATTING_BASES)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin in (collections.abc.Sequence, tuple, list):
+        args = [arg for arg in typing.get_args(annotation) if arg is not Ellipsis]
+        return bool(args) and all(_formatting_only(arg) for arg in args)
+    return False
 
 
 def _plain(annotation: object) -> bool:
@@ -117,6 +149,37 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     visitor.on_leave(node)
 
 
+def code_children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    """``children(node)`` without the ``FORMATTING`` nodes."""
+    fields = _FIELDS.get(type(node)) or _learn(node)
+    if len(fields.code) == len(fields.visited) or any(
+        getattr(node, name) is not None and _holds_children(getattr(node, name)) for name in fields.others
+    ):
+        return [child for child in children(node) if type(child) not in FORMATTING]
+    out: list[cst.CSTNode] = []
+    is_node = _IS_NODE.get
+    for name in fields.code:
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            for item in value:
+                if (is_node(type(item)) or _is_node(item)) and type(item) not in FORMATTING:
+                    out.append(item)
+        elif (is_node(kind) or (kind not in _IS_NODE and _is_node(value))) and kind not in FORMATTING:
+            out.append(value)
+    return out
+
+
+def walk_code(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``walk`` for a visitor that reads code only: whitespace, comments, newlines and blank
+    lines (``FORMATTING``, about half the nodes of a typical body) are neither visited nor
+    descended into; every other node is visited in ``walk``'s order."""
+    if visitor.on_visit(node):
+        for child in code_children(node):
+            walk_code(child, visitor)
+    visitor.on_leave(node)
+
+
 class _Paths(cst.CSTVisitor):
     def __init__(self, targets: AbstractSet[cst.CSTNode]) -> None:
         self.targets = targets
@@ -139,9 +202,12 @@ def on_paths_to(root: cst.CSTNode, targets: AbstractSet[cst.CSTNode]) -> set[cst
     A transformer whose ``on_visit`` answers ``node in on_paths_to(...)`` rebuilds only
     those nodes: libcst keeps a subtree it is not asked to visit as it is. Nodes are
     their own keys: libcst nodes hash and compare by identity (``CSTNode.__hash__``).
+    The targets are code: no whitespace or comment (``FORMATTING``) is looked into.
     """
+    if any(type(target) in FORMATTING for target in targets):
+        raise ValueError("on_paths_to finds code, not whitespace or comments")
     paths = _Paths(targets)
-    walk(root, paths)
+    walk_code(root, paths)
     return paths.found
 
 

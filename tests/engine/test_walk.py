@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from inliner.engine.walk import children, on_paths_to, rebuild, walk
+from inliner.engine.walk import FORMATTING, children, code_children, on_paths_to, rebuild, walk, walk_code
 from tests.support.paths import CODE_SAMPLES
 
 SOURCES = CODE_SAMPLES
@@ -33,6 +33,39 @@ def test_walk_matches_visit(path):
     assert by_walk.seen == by_libcst.seen
 
 
+class _Layout(cst.CSTVisitor):
+    """libcst's visit, noting for each node whether it or an ancestor is whitespace or a comment."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int]] = []
+        self.stack: list[bool] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        formatting = type(node) in FORMATTING
+        if self.stack and self.stack[-1]:
+            assert formatting, f"a {type(node).__name__} inside whitespace or a comment"
+        self.stack.append(formatting)
+        if not formatting:
+            self.seen.append(("visit", id(node)))
+        return not isinstance(node, cst.Lambda)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if not self.stack.pop():
+            self.seen.append(("leave", id(original_node)))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_walk_code_is_visit_without_layout(path):
+    """``walk_code`` makes libcst's calls, in libcst's order, for every node that is not
+    whitespace, a comment or a newline; only such nodes are ever inside those."""
+    module = cst.parse_module(path.read_text())
+    by_libcst, by_walk = _Layout(), _Record()
+    module.visit(by_libcst)
+    walk_code(module, by_walk)
+    assert by_walk.seen == by_libcst.seen
+    assert len(by_libcst.seen) > 0 or not path.read_text().strip()
+
+
 def test_a_field_libcst_visits_only_when_set():
     """An f-string's format spec is visited only when there is one: learnt on the way."""
     module = cst.parse_module('a = f"{x}"\nb = f"{y:>{w}}"\nc = f"{z!r:{v}}"\n')
@@ -46,6 +79,8 @@ def test_a_field_libcst_visits_only_when_set():
     module.visit(Collect())
     for node in nodes:
         assert [id(c) for c in children(node)] == [id(c) for c in node.children], type(node).__name__
+        code = [id(c) for c in node.children if type(c) not in FORMATTING]
+        assert [id(c) for c in code_children(node)] == code, type(node).__name__
 
 
 def test_paths_to_targets():
@@ -57,6 +92,8 @@ def test_paths_to_targets():
     assert function.body.body[1] not in paths and assign.targets[0] not in paths
     # nodes are keys by identity: an equal copy is not a node of the tree
     assert not on_paths_to(module, {assign.value.left.deep_clone()})
+    with pytest.raises(ValueError, match="not whitespace"):  # the paths it finds skip them
+        on_paths_to(module, {assign.value.operator.whitespace_before})
 
 
 class _Edit:

@@ -15,7 +15,7 @@ import libcst as cst
 
 from inliner.engine.codes import Code
 from inliner.engine.model import Refuse
-from inliner.engine.walk import walk
+from inliner.engine.walk import walk_code
 
 #: asked of every ancestor of every store: compared as types (libcst's node classes are final)
 _SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
@@ -170,7 +170,7 @@ class _Walker(cst.CSTVisitor):
         if children is None:
             return True
         for child in children:
-            walk(child, self)
+            walk_code(child, self)
         return False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
@@ -336,7 +336,7 @@ def _analyse_without_ctx(func: cst.FunctionDef) -> BodyFacts:
 
 def _walked(func: cst.FunctionDef, ctx: str | None, role: str) -> BodyFacts:
     walker = _Walker(func, ctx, role)
-    walk(func, walker)
+    walk_code(func, walker)
     return walker.facts
 
 

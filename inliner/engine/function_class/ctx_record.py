@@ -31,7 +31,7 @@ from inliner.engine.docstrings import after_docstring
 from inliner.engine.function_class.signature import first_param, param_names, params_without_first
 from inliner.engine.model import Refuse, VJPSpec
 from inliner.engine.names import fresh, names_in, rename, unpack_statement
-from inliner.engine.walk import walk
+from inliner.engine.walk import walk_code
 
 #: Refusals of the named lowering a record lowering may still flatten: ctx dynamics.
 FALLBACK_CODES = frozenset(
@@ -271,7 +271,7 @@ class _CtxChecker(cst.CSTVisitor):
 def _all_param_names(func: cst.FunctionDef) -> set[str]:
     """The parameters of ``func`` and of every function and lambda inside it."""
     params = _Params()
-    walk(func, params)
+    walk_code(func, params)
     return params.names
 
 
@@ -349,7 +349,7 @@ class _Context:
 def check_ctx_uses(
     func: cst.FunctionDef, ctx: str, role: str, context: _Context, *, call_site: cst.CSTNode | None = None
 ) -> None:
-    walk(func, _CtxChecker(func, ctx, role, context.cls, context, call_site))
+    walk_code(func, _CtxChecker(func, ctx, role, context.cls, context, call_site))
 
 
 # -- the lowering ------------------------------------------------------------------

@@ -152,10 +152,10 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
 def code_children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     """``children(node)`` without the ``FORMATTING`` nodes."""
     fields = _FIELDS.get(type(node)) or _learn(node)
-    if len(fields.code) == len(fields.visited) or any(
-        getattr(node, name) is not None and _holds_children(getattr(node, name)) for name in fields.others
-    ):
-        return [child for child in children(node) if type(child) not in FORMATTING]
+    for name in fields.others:
+        value = getattr(node, name)
+        if value is not None and _holds_children(value):
+            return [child for child in children(node) if type(child) not in FORMATTING]
     out: list[cst.CSTNode] = []
     is_node = _IS_NODE.get
     for name in fields.code:

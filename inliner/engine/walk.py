@@ -157,17 +157,31 @@ def code_children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
         if value is not None and _holds_children(value):
             return [child for child in children(node) if type(child) not in FORMATTING]
     out: list[cst.CSTNode] = []
-    is_node = _IS_NODE.get
+    is_code = _IS_CODE.get
     for name in fields.code:
         value = getattr(node, name)
         kind = type(value)
         if kind is tuple or kind is list:
             for item in value:
-                if (is_node(type(item)) or _is_node(item)) and type(item) not in FORMATTING:
+                known = is_code(type(item))
+                if known or (known is None and _is_code(item)):
                     out.append(item)
-        elif (is_node(kind) or (kind not in _IS_NODE and _is_node(value))) and kind not in FORMATTING:
-            out.append(value)
+        else:
+            known = is_code(kind)
+            if known or (known is None and _is_code(value)):
+                out.append(value)
     return out
+
+
+_IS_CODE: dict[type, bool] = {}  # a node, and not FORMATTING: asked once per type
+
+
+def _is_code(value: object) -> bool:
+    kind = type(value)
+    known = _IS_CODE.get(kind)
+    if known is None:
+        known = _IS_CODE[kind] = _is_node(value) and kind not in FORMATTING
+    return known
 
 
 def walk_code(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:

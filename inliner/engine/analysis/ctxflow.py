@@ -166,10 +166,9 @@ class _Walker(cst.CSTVisitor):
         elif kind is cst.Yield or kind is cst.Await:
             if not self._in_nested_scope():
                 self.facts.has_yield = True
-        children = _evaluation_order(node)
-        if children is None:
+        if kind not in _BINDING_STATEMENTS:
             return True
-        for child in children:
+        for child in _evaluation_order(node):
             walk_code(child, self)
         return False
 
@@ -290,15 +289,13 @@ class _Walker(cst.CSTVisitor):
         return None
 
 
-def _evaluation_order(node: cst.CSTNode) -> list[cst.CSTNode] | None:
-    """The children of a binding statement in the order Python evaluates them, or None.
+def _evaluation_order(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The children of a binding statement (``_BINDING_STATEMENTS``) in the order Python evaluates them.
 
     libcst lists an assignment's targets before its value; Python evaluates the value
     first. Positions must follow evaluation, or ``ctx.s = ctx.s or x`` would look like
     a read after the set (a read of an attribute not set yet is the original's error).
     """
-    if type(node) not in _BINDING_STATEMENTS:
-        return None
     if isinstance(node, cst.Assign):
         return [node.value, *node.targets]
     if isinstance(node, cst.AnnAssign):
@@ -309,7 +306,7 @@ def _evaluation_order(node: cst.CSTNode) -> list[cst.CSTNode] | None:
         return [node.iter, node.target, node.body, *([node.orelse] if node.orelse is not None else [])]
     if isinstance(node, cst.CompFor):
         return [node.iter, node.target, *node.ifs, *([node.inner_for_in] if node.inner_for_in is not None else [])]
-    return None
+    raise TypeError(f"not a binding statement: {type(node).__name__}")
 
 
 def _is_constant(expr: cst.BaseExpression) -> bool:

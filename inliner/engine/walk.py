@@ -10,6 +10,10 @@ The child order is libcst's own, learnt from libcst per node type: the fields it
 when it is set (an f-string's format spec); a node with such a field set that the
 learnt order lacks is read through libcst's ``children``, and teaches the order.
 
+``walk_code`` is ``walk`` for the many analyses that read code only: it skips the
+whitespace, newlines, blank lines and comments (about half of a body's nodes), and the
+fields that can hold nothing else, as the field annotations say.
+
 Attribute callbacks (``visit_<Node>_<field>``) are not called: use ``visit`` for a
 visitor that needs them.
 """

@@ -126,22 +126,40 @@ def _holds_children(value: object) -> bool:
 def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     """``node.children``, in the same order, without rebuilding ``node``."""
     fields = _FIELDS.get(type(node)) or _learn(node)
+    if fields.others and _sets_unlearnt_field(node, fields):
+        _learn(node)  # a field libcst visits only when set: learn where it goes
+        return node.children
+    return _held(node, fields.visited, _IS_NODE, _is_node)
+
+
+def _sets_unlearnt_field(node: cst.CSTNode, fields: _Fields) -> bool:
+    """Whether ``node`` sets a field the learnt order lacks (libcst visits it only when set)."""
     for name in fields.others:
         value = getattr(node, name)
         if value is not None and _holds_children(value):
-            _learn(node)  # a field libcst visits only when set: learn where it goes
-            return node.children
+            return True
+    return False
+
+
+def _held(
+    node: cst.CSTNode, names: tuple[str, ...], known: dict[type, bool], learn: Callable[[object], bool]
+) -> list[cst.CSTNode]:
+    """The values and sequence items of ``node``'s fields ``names`` whose type ``known``
+    says is wanted (``learn`` answers for a type not seen yet and records it)."""
     out: list[cst.CSTNode] = []
-    is_node = _IS_NODE.get
-    for name in fields.visited:
+    ask = known.get
+    for name in names:
         value = getattr(node, name)
         kind = type(value)
         if kind is tuple or kind is list:
             for item in value:
-                if is_node(type(item)) or _is_node(item):
+                wanted = ask(type(item))
+                if wanted or (wanted is None and learn(item)):
                     out.append(item)
-        elif is_node(kind) or (kind not in _IS_NODE and _is_node(value)):
-            out.append(value)
+        else:
+            wanted = ask(kind)
+            if wanted or (wanted is None and learn(value)):
+                out.append(value)
     return out
 
 
@@ -156,25 +174,9 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
 def code_children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     """``children(node)`` without the ``FORMATTING`` nodes."""
     fields = _FIELDS.get(type(node)) or _learn(node)
-    for name in fields.others:
-        value = getattr(node, name)
-        if value is not None and _holds_children(value):
-            return [child for child in children(node) if type(child) not in FORMATTING]
-    out: list[cst.CSTNode] = []
-    is_code = _IS_CODE.get
-    for name in fields.code:
-        value = getattr(node, name)
-        kind = type(value)
-        if kind is tuple or kind is list:
-            for item in value:
-                known = is_code(type(item))
-                if known or (known is None and _is_code(item)):
-                    out.append(item)
-        else:
-            known = is_code(kind)
-            if known or (known is None and _is_code(value)):
-                out.append(value)
-    return out
+    if fields.others and _sets_unlearnt_field(node, fields):
+        return [child for child in children(node) if type(child) not in FORMATTING]
+    return _held(node, fields.code, _IS_CODE, _is_code)
 
 
 _IS_CODE: dict[type, bool] = {}  # a node, and not FORMATTING: asked once per type

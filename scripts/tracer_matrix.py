@@ -8,7 +8,7 @@ that scripts/thunder_env.sh builds), else they are reported as not run.
 
 Usage:
   python scripts/tracer_matrix.py [--thunder-python /tmp/thunder-venv/bin/python]
-                                  [--rows compile_capture,export] [--update-readme]
+                                  [--rows compile_capture,export] [--update-docs]
   python scripts/tracer_matrix.py --json --rows thunder_jit,thunderfx   (machine-readable)
 """
 
@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-README = ROOT / "README.md"
+#: the page the matrix lives in, between START and END
+PAGE = ROOT / "docs" / "tracers.md"
 START, END = "<!-- tracer-matrix:start -->", "<!-- tracer-matrix:end -->"
 
 ROW_LABELS = {
@@ -165,7 +166,7 @@ def render(results: dict, versions: dict[str, str], not_driven: dict[str, str]) 
         "Each rewritten-column claim is a test: tests/tracers/test_tracers.py (torch rows; it also passes on "
         "torch 2.9.1) and tests/tracers/test_thunder.py (marker `thunder`; `bash scripts/thunder_env.sh` builds its "
         "venv). Regenerate with `python scripts/tracer_matrix.py --thunder-python /tmp/thunder-venv/bin/python "
-        "--update-readme`.",
+        "--update-docs`.",
         "",
         "| tracer | original | rewritten |",
         "| --- | --- | --- |",
@@ -203,10 +204,11 @@ def render(results: dict, versions: dict[str, str], not_driven: dict[str, str]) 
     return "\n".join(lines) + "\n"
 
 
-def update_readme(text: str) -> None:
-    readme = README.read_text()
-    start, end = readme.index(START) + len(START), readme.index(END)
-    README.write_text(readme[:start] + "\n" + text + readme[end:])
+def update_page(text: str, page: Path = PAGE) -> None:
+    """Replace the matrix between the page's markers, leaving the rest of the page as it is."""
+    old = page.read_text()
+    start, end = old.index(START) + len(START), old.index(END)
+    page.write_text(old[:start] + "\n" + text + old[end:])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -214,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", default=",".join(TORCH_ROWS + THUNDER_ROWS))
     parser.add_argument("--thunder-python", help="a python with lightning-thunder, for the thunder rows")
     parser.add_argument("--json", action="store_true", help="print the raw results as JSON")
-    parser.add_argument("--update-readme", action="store_true")
+    parser.add_argument("--update-docs", action="store_true", help="write the matrix into docs/tracers.md")
     parser.add_argument("--save", help="also write the raw results (JSON) to this file")
     parser.add_argument("--load", help="render results saved with --save instead of running")
     args = parser.parse_args(argv)
@@ -230,8 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         saved = json.loads(Path(args.load).read_text())
         text = render(saved["results"], saved["versions"], tc.NOT_DRIVEN)
         print(text)
-        if args.update_readme:
-            update_readme(text)
+        if args.update_docs:
+            update_page(text)
         return 0
     local = [r for r in rows if r not in THUNDER_ROWS or tc.thunder_available()]
     results = collect(local)
@@ -257,8 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     text = render(results, versions, tc.NOT_DRIVEN)
     print(text)
-    if args.update_readme:
-        update_readme(text)
+    if args.update_docs:
+        update_page(text)
     return 0
 
 

@@ -1,7 +1,7 @@
 """Every diagnostic code the engine emits, with the one line that documents it.
 
 A code is stable once published: tools filter on it (``--statistics``, SARIF rules, CI
-gates), so a code the engine stopped reporting keeps its member and says so. The README's
+gates), so a code the engine stopped reporting keeps its member and says so. docs/diagnostics.md's
 table gives each code an example; ``tests/engine/test_codes.py`` runs an example of every code
 through the engine, before and after.
 """

@@ -7,7 +7,7 @@ import pytest
 from inliner import flatten
 from inliner.engine import Selection
 from inliner.engine.rewrite import may_contain_candidates
-from tests.support.paths import ROOT
+from tests.support.paths import DOCS, ROOT
 
 DOUBLE = """\
 class Double(torch.autograd.Function):
@@ -216,10 +216,10 @@ def test_an_internal_error_in_the_whole_file_is_the_results_error(monkeypatch):
     )
 
 
-def test_every_diagnostic_code_is_in_the_readme_table():
+def test_every_diagnostic_code_is_in_the_docs_table():
     import re
 
     from inliner.engine.codes import Code
 
-    readme = (ROOT / "README.md").read_text()
-    assert re.findall(r"^\| `(INL\d{3})` \|", readme, re.MULTILINE) == sorted(c.value for c in Code)
+    page = (DOCS / "diagnostics.md").read_text()
+    assert re.findall(r"^\| `(INL\d{3})` \|", page, re.MULTILINE) == sorted(c.value for c in Code)

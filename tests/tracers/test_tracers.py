@@ -6,7 +6,7 @@ for the cases below, recorded from the case's own scenarios for every other case
 (``tracer_cases.AUTO``: the first call each scenario makes to a module-level flat
 callable, replayed with the same arguments). For every row below, the rewrite must
 pass; the original's outcome is asserted too (pinned per driver for the hand-written
-drivers, by rule for the recorded ones), so the README's "original fails, rewrite
+drivers, by rule for the recorded ones), so docs/tracers.md's "original fails, rewrite
 passes" claims stay measured. Eager parity itself is tests/engine/test_golden.py's job and
 is not repeated here. Golden cases whose rewrite is the input unchanged (refusals)
 have nothing to trace: ``tracer_cases.NOT_DRIVEN`` says so per case.
@@ -185,7 +185,7 @@ _ORIGINAL_BY_VERSION: dict[str, dict[tuple[str, str], str | None]] = {
 }
 
 #: Rows that compile with ``fullgraph=True``: an eager island (``tc.islands``) fails them
-#: by design, with an error naming the Function, why, and the override; the README's
+#: by design, with an error naming the Function, why, and the override; docs/tracers.md's
 #: matrix says where the original passes them.
 FULLGRAPH_ROWS = ("compile_capture", "compile_fullgraph")
 
@@ -334,7 +334,7 @@ def test_rewrite(row, driver):
 
 @pytest.mark.parametrize("row,driver", _pairs(TORCH_ROWS))
 def test_original(row, driver):
-    """The original's measured outcome on the same row: what the README's matrix reports."""
+    """The original's measured outcome on the same row: what docs/tracers.md's matrix reports."""
     if not tc.has_original(driver):
         pytest.skip("the original is a dumped graph calling autograd_function_apply, not a Function")
     outcome = tc.run(row, driver, rewritten=False)

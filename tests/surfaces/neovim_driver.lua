@@ -46,16 +46,28 @@ local function version()
   return vim.lsp.util.buf_versions[vim.api.nvim_get_current_buf()]
 end
 
+-- The clients attached to a buffer (vim.lsp.get_clients from 0.10; buf_get_clients before).
+local function clients_of(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ bufnr = bufnr })
+  end
+  return vim.tbl_values(vim.lsp.buf_get_clients(bufnr))
+end
+
+local function all_clients()
+  return vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()
+end
+
 local step = {}
 
 function step.open(s)
   vim.cmd("edit " .. vim.fn.fnameescape(s.file))
   local bufnr = vim.api.nvim_get_current_buf()
   wait_for("the language server to attach", function()
-    return next(vim.lsp.buf_get_clients(bufnr)) ~= nil and version() ~= nil
+    return #clients_of(bufnr) > 0 and version() ~= nil
   end)
   local clients = {}
-  for _, client in pairs(vim.lsp.buf_get_clients(bufnr)) do
+  for _, client in ipairs(clients_of(bufnr)) do
     table.insert(clients, {
       id = client.id,
       name = client.name,
@@ -109,7 +121,7 @@ function step.action(s)
   vim.ui.select = function(items, opts, on_choice)
     offered = {}
     for _, item in ipairs(items) do
-      local action = item[2]
+      local action = item.action or item[2] -- {action = ...} from 0.10, {client_id, action} before
       table.insert(offered, action.title)
       if action.title == s.title then
         chose, lazy = item, action.edit == nil
@@ -154,10 +166,9 @@ local function run()
 end
 
 local ok = run()
-local stopped = vim.lsp.get_active_clients()
-vim.lsp.stop_client(stopped)
+vim.lsp.stop_client(all_clients())
 vim.wait(timeout, function()
-  return next(vim.lsp.get_active_clients()) == nil
+  return #all_clients() == 0
 end, 20)
 vim.fn.writefile({ vim.json.encode({ ok = ok, steps = records, notices = notices }) }, plan.result)
 vim.cmd(ok and "qall!" or "cquit 1")

@@ -5,6 +5,7 @@
 -- -c 'luafile <this file>'`. The plan (JSON, path in $INLINER_NVIM_PLAN) lists steps:
 --   {"do": "open", "file": path}                  :edit the file (its FileType autocmd attaches the server)
 --   {"do": "diagnostics"}                         wait for the diagnostics of the buffer's current version
+--                                                 (recorded with the text they are about)
 --   {"do": "type", "line": n, "keys": keys}       cursor on line n (1-based), then type keys as a user
 --   {"do": "action", "line": n, "title": t|nil}   vim.lsp.buf.code_action() there, choose title t in the menu
 --   {"do": "write"}                               :write
@@ -100,7 +101,7 @@ function step.diagnostics()
   table.sort(seen, function(a, b)
     return a.lnum < b.lnum or (a.lnum == b.lnum and a.col < b.col)
   end)
-  return { version = current, diagnostics = seen }
+  return { version = current, text = buffer_text(), diagnostics = seen }
 end
 
 function step.type(s)

@@ -235,6 +235,8 @@ class Editor:
         plan = self.tmp / "plan.json"
         plan.write_text(json.dumps({"timeout_ms": STEP_TIMEOUT_MS, "result": str(result), "steps": steps}))
         assert NVIM is not None
+        # -u NONE: no init file of the machine's user (and no shada, no swap file); it also
+        # leaves filetype detection off, which every user's Neovim has on.
         command = [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n", "--cmd", "filetype on"]
         # The driver quits Neovim itself; the last command ends a run the driver broke off.
         command += ["-c", f"luafile {self.config}", "-c", f"luafile {DRIVER}", "-c", "cquit 2"]
@@ -293,6 +295,7 @@ def test_neovim_client_shows_diagnostics_and_applies_flatten_actions(
 
     def shows(text: str, path: Path, *expected: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
         def check(record: dict[str, Any]) -> None:
+            assert record["text"] == text  # the version the diagnostics were published for
             seen = record["diagnostics"]
             assert [d["message"] for d in seen] == cli_messages(text, path)
             assert [{k: v for k, v in d.items() if k != "message"} for d in seen] == list(expected)

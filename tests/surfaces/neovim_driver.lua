@@ -1,7 +1,7 @@
 -- Drives headless Neovim through a plan of user steps and records what the editor saw.
 --
--- Run by tests/surfaces/test_editor_neovim.py after the user configuration
--- (editors/neovim/inliner-0.7.lua) is loaded: `nvim --headless -u NONE ... -c 'luafile <config>'
+-- Run by tests/surfaces/test_editor_neovim.py after a user configuration
+-- (editors/neovim/inliner-0.7.lua, or inliner.lua on 0.8+) is loaded: `nvim --headless -u NONE ... -c 'luafile <config>'
 -- -c 'luafile <this file>'`. The plan (JSON, path in $INLINER_NVIM_PLAN) lists steps:
 --   {"do": "open", "file": path}                  :edit the file (its FileType autocmd attaches the server)
 --   {"do": "diagnostics"}                         wait for the diagnostics of the buffer's current version
@@ -11,7 +11,8 @@
 --   {"do": "write"}                               :write
 -- Every wait is bounded by the plan's timeout_ms: a step that times out is recorded as the
 -- error and ends the run. The record (JSON) goes to the plan's "result" path; Neovim then
--- exits with status 0, or 1 after an error.
+-- exits with status 0, or 1 after an error (the test's last -c command exits with 2 if this
+-- file itself fails).
 
 local plan = vim.json.decode(table.concat(vim.fn.readfile(os.getenv("INLINER_NVIM_PLAN")), "\n"))
 local timeout = plan.timeout_ms

@@ -120,3 +120,13 @@ def test_the_tracer_matrix_is_written_between_the_markers_of_its_page(tmp_path: 
     page.write_text(f"# Title\n\nprose\n\n{tracer_matrix.START}\nold\n{tracer_matrix.END}\n\nafter\n")
     tracer_matrix.update_page("| new |\n", page)
     assert page.read_text() == f"# Title\n\nprose\n\n{tracer_matrix.START}\n| new |\n{tracer_matrix.END}\n\nafter\n"
+
+
+@pytest.mark.parametrize("config", ["inliner.lua", "inliner-0.7.lua"])
+def test_the_neovim_configuration_in_the_docs_is_the_tested_file(config: str):
+    """docs/editors.md shows each Neovim configuration as one Lua block equal to the file the
+    editor test loads, so a copied snippet is the tested one."""
+    text = (DOCS / "editors.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```lua\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+    expected = (ROOT / "editors" / "neovim" / config).read_text(encoding="utf-8")
+    assert expected in blocks

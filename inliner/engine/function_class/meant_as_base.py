@@ -178,12 +178,14 @@ class BaseCheck:
         if subclass is not None:
             module, _, name = subclass.rpartition(".")
             what = f"class {name} in module {module} derives from it"
-            return Refusal(Code.MEANT_AS_BASE, _reason(what, elsewhere=True), None), None
+            keeps = f"{name} keeps working (define the subclasses in this module to flatten them together)"
+            return Refusal(Code.MEANT_AS_BASE, _reason(what, keeps=keeps), None), None
         defined = set(body.bindings).union(*(self.index.class_scopes[b][1].bindings for b in bases))
         signal = meant_as_base(cls, defined, lambda name: self.index.qualify(name, body))
         if signal is None:
             return None
-        return Refusal(Code.MEANT_AS_BASE, _reason(signal.what, elsewhere=False), None), self._position(signal.at)
+        keeps = "classes deriving from it, here or in other modules, keep working"
+        return Refusal(Code.MEANT_AS_BASE, _reason(signal.what, keeps=keeps), None), self._position(signal.at)
 
     def _subclass_elsewhere(self, cls: ast.ClassDef, outer: Scope) -> str | None:
         if not self.subclassed or self.module is None or not outer.is_module:
@@ -196,11 +198,5 @@ class BaseCheck:
         return (at.lineno, text.char_column(at.lineno, at.col_offset), last, text.char_column(last, end_column(at)))
 
 
-def _reason(what: str, *, elsewhere: bool) -> str:
-    kept = "it stays a torch.autograd.Function, as do its subclasses in this module"
-    if elsewhere:
-        return (
-            f"it is meant as a base: {what}; {kept}, so that this subclass keeps working"
-            " (define the subclasses in this module to flatten them together)"
-        )
-    return f"it is meant as a base: {what}; {kept}, so that classes deriving from it, here or in other modules, keep working"
+def _reason(what: str, *, keeps: str) -> str:
+    return f"it is meant as a base: {what}; it stays a torch.autograd.Function, as do its subclasses in this module, so that {keeps}"

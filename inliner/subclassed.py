@@ -231,7 +231,7 @@ def _parse(text: str | None) -> ast.Module | None:
         return None
     try:
         return ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 

@@ -130,7 +130,11 @@ class _Loader(SourceFileLoader):
         if getattr(_busy, "engine", False):
             return super().get_code(fullname)
         data = self.get_data(source_path)
-        options, problem = _engine_options(source_path, fullname)
+        try:
+            options, problem = _engine_options(source_path, fullname)
+        except _PackageUnread as exc:  # a bug in the pass over the package: better as written than wrong
+            _warn((f"{exc}; imported as written", 1), source_path, fullname)
+            return super().get_code(fullname)
         cache_path = _cache.cache_path(source_path) if self._use_cache else None
         settings = _settings(options)
         key = _cache.key(data, settings) if cache_path is not None else None  # these bytes, settings, engine
@@ -147,6 +151,10 @@ class _Loader(SourceFileLoader):
         return code
 
 
+class _PackageUnread(Exception):
+    """The pass over the module's package failed: which of its classes are bases is unknown."""
+
+
 def _engine_options(source_path: str, fullname: str) -> tuple[dict, str | None]:
     """The module name, the project's ``[tool.inliner] compile`` table (a bad table is
     reported in the module's warning and ignored) and which of the module's classes other
@@ -154,7 +162,10 @@ def _engine_options(source_path: str, fullname: str) -> tuple[dict, str | None]:
     from inliner.engine.analysis.compile_overrides import engine_options
     from inliner.subclassed import subclassed_in_package_of
 
-    subclassed = subclassed_in_package_of(source_path, fullname) or None
+    try:
+        subclassed = subclassed_in_package_of(source_path, fullname) or None
+    except Exception as exc:
+        raise _PackageUnread(f"inliner could not read this module's package ({type(exc).__name__}: {exc})") from exc
     try:
         options = engine_options(source_path)
     except ValueError as exc:

@@ -360,6 +360,17 @@ def test_a_subclass_written_later_makes_its_base_rewritten_again(make_package):
     assert issubclass(sys.modules[f"{name}.preference"].PreferenceBase, torch.autograd.Function)
 
 
+def test_a_failing_pass_over_the_package_imports_the_module_as_written(make_package, monkeypatch):
+    def failing(path, module):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(inliner.subclassed, "subclassed_in_package_of", failing)
+    name, _ = make_package({"ops": SEVEN})
+    with inliner.hook.install([name]), pytest.warns(InlinerHookWarning, match="RuntimeError: boom"):
+        ops = importlib.import_module(f"{name}.ops")
+    assert isinstance(ops.Seven, type), "as written"
+
+
 # --- the cache -------------------------------------------------------------------------
 
 

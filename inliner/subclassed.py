@@ -7,31 +7,54 @@ The command line and the import hook, which see the whole tree (the files given,
 the packages they belong to), run this pass first and hand the engine what it found
 (``flatten(..., subclassed=...)``); the engine leaves those classes as written (INL113).
 
-One cheap pass, with CPython's ``ast`` only (no libcst, so the hook's cache hits stay
-light): every file is read; a file that may define a Function class (its text names
-``Function``) is parsed to find them; a file whose text names one of those classes is
-parsed to resolve its classes' bases through its imports (absolute and relative,
-``import pkg.mod as m``, re-exports through other modules of the tree). A base that
-cannot be resolved (a name bound by assignment, a parameter, a star import) counts
-as every Function class of that name: a class left as written is safe, a wrong
-rewrite is not.
+One cheap pass, with regular expressions and CPython's ``ast`` only (no libcst, so the
+hook's cache hits stay light): every file is read; the Function classes are found from
+the class headers that name ``Function`` (renamed or not) or one of those; a file whose
+class headers name one of them (or a name some module binds to one) is parsed, and its
+classes' bases resolved through its imports (absolute and relative, ``import pkg.mod as
+m``, aliases, re-exports through other modules of the tree). A base that cannot be
+resolved (a parameter, a name bound in a way this does not follow) counts as every
+Function class of that name: a class left as written is safe, a wrong rewrite is not.
+The hook keeps the answer per package (``inliner.hook._bases``).
 """
 
 from __future__ import annotations
 
 import ast
-import functools
 import importlib.util
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Base names that make a class a Function class (what the engine flattens, and more).
 _FUNCTION_NAMES = frozenset({"Function", "InplaceFunction"})
+#: A file that may define one: a class header naming Function, or Function renamed
+#: (the engine's own pre-filter, ``rewrite.may_contain_candidates``).
+_MAY_DEFINE = re.compile(r"\bclass\s+\w+\s*\([^)]*Function\b|\bFunction\s+as\b|=\s*[\w.]*Function\b")
 _LOCAL = "<local>"
+_ALIAS = "="  # a binding ``X = a.b``: ``=a.b``, read again in its module
 _REEXPORT_DEPTH = 8
+#: The bases of each class header (to the first ``):``, over lines), with or without its name.
+_HEADER = re.compile(r"\bclass\s+\w+\s*\((.*?)\)\s*:", re.S)
+_NAMED_HEADER = re.compile(r"\bclass\s+(\w+)\s*\((.*?)\)\s*:", re.S)
+#: ``import a.X as Y``, ``from a import X as Y``; ``Y = a.X`` (annotated or not) on a line of its own.
+_RENAMED = re.compile(r"(?<![\w.])([\w.]+)[ \t]+as[ \t]+(\w+)")
+_ASSIGNED = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*([\w.]+)[ \t]*(?:#.*)?$", re.M)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A module's bytes (None: unreadable), and whether it is a package's ``__init__.py``."""
+
+    data: bytes | None
+    is_package: bool
+
+
+def read_sources(files: Mapping[str, str | os.PathLike[str]]) -> dict[str, Source]:
+    """The bytes of each module's file (``files``: module -> file)."""
+    return {module: Source(_read_bytes(path), Path(path).stem == "__init__") for module, path in files.items()}
 
 
 def subclassed_in(files: Mapping[str, str | os.PathLike[str]]) -> dict[str, str]:
@@ -39,19 +62,40 @@ def subclassed_in(files: Mapping[str, str | os.PathLike[str]]) -> dict[str, str]
 
     ``files`` maps each module of the tree (``pkg.sub.mod``; a package by its
     ``__init__.py``) to its file. Unreadable or unparsable files are skipped."""
-    tree = _Tree(files)
+    return subclassed_in_sources(read_sources(files))
+
+
+def subclassed_in_sources(sources: Mapping[str, Source]) -> dict[str, str]:
+    """``subclassed_in``, from the modules' bytes."""
+    tree = _Tree(sources)
     found: dict[str, str] = {}
     if not tree.functions:
         return found
-    names = {qualified.rpartition(".")[2] for qualified in tree.functions}
-    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    names = _names_in_bases(tree, {qualified.rpartition(".")[2] for qualified in tree.functions})
     for module in tree.modules():
         text = tree.text(module)
-        if text is None or "class" not in text or not pattern.search(text):
+        if text is None or not any(names.search(bases) for bases in _HEADER.findall(text)):
             continue
         for subclass, base in tree.subclasses(module):
             found.setdefault(base, f"{module}.{subclass}")
     return found
+
+
+def _names_in_bases(tree: _Tree, names: set[str]) -> re.Pattern[str]:
+    """What a class header deriving from one of ``names`` names among its bases: one of
+    them, or a name some module of the tree binds to one (``import X as Y``, ``Y = a.X``)."""
+    pairs: list[tuple[str, str]] = []  # (what is renamed, the new name), from every module
+    for module in tree.modules():
+        text = tree.text(module) or ""
+        pairs += [(old.rpartition(".")[2], new) for old, new in _RENAMED.findall(text)]
+        pairs += [(old.rpartition(".")[2], new) for new, old in _ASSIGNED.findall(text)]
+    known = set(names)
+    while True:
+        more = {new for old, new in pairs if old in known} - known
+        if not more:
+            break
+        known |= more
+    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, known))) + r")\b")
 
 
 def for_module(subclassed: Mapping[str, str], module: str | None) -> dict[str, str]:
@@ -107,22 +151,6 @@ def subclassed_in_tree(files: Mapping[str, str | os.PathLike[str]]) -> dict[str,
     return subclassed_in(tree)
 
 
-@functools.lru_cache(maxsize=16)
-def _package_subclassed(root: str, name: str) -> dict[str, str]:
-    return subclassed_in(package_files(root, name))
-
-
-def subclassed_in_package_of(path: str | os.PathLike[str], module: str) -> dict[str, str]:
-    """What ``module``'s own classes are subclassed by, in the package it belongs to.
-
-    For the import hook: the package's files are read once per process."""
-    found = package_root(path, module)
-    if found is None:
-        return {}
-    root, name = found
-    return for_module(_package_subclassed(str(root), name), module)
-
-
 # -- reading the tree ------------------------------------------------------------------------
 
 
@@ -137,9 +165,12 @@ class _Module:
 
 
 class _Tree:
-    def __init__(self, files: Mapping[str, str | os.PathLike[str]]) -> None:
-        self._modules = {name: _Module(_read(path), Path(path).stem == "__init__") for name, path in files.items()}
+    def __init__(self, sources: Mapping[str, Source]) -> None:
+        self._modules = {name: _Module(_decode(s.data), s.is_package) for name, s in sources.items()}
         self.functions = self._function_classes()
+        self._named: dict[str, set[str]] = {}
+        for qualified in self.functions:
+            self._named.setdefault(qualified.rpartition(".")[2], set()).add(qualified)
 
     def modules(self) -> Iterable[str]:
         return self._modules
@@ -152,7 +183,7 @@ class _Tree:
         tree = self._tree(module)
         if tree is None:
             return
-        for node in ast.walk(tree):
+        for node in _statements(tree):
             if not isinstance(node, ast.ClassDef):
                 continue
             for base in node.bases:
@@ -166,11 +197,9 @@ class _Tree:
     def _function_classes(self) -> set[str]:
         found: set[str] = set()
         for name, module in self._modules.items():
-            if module.text is None or "Function" not in module.text:
+            if module.text is None or "Function" not in module.text or not _MAY_DEFINE.search(module.text):
                 continue
-            tree = self._tree(name)
-            if tree is not None:
-                found |= {f"{name}.{cls}" for cls in _module_function_classes(tree)}
+            found |= {f"{name}.{cls}" for cls in _function_classes_in(module.text)}
         return found
 
     # -- names -------------------------------------------------------------------------
@@ -201,6 +230,9 @@ class _Tree:
             if target == _LOCAL:
                 out |= self._by_name(name)
                 continue
+            if target.startswith(_ALIAS):
+                out |= self._resolve(module, target[len(_ALIAS) :] + (f".{rest}" if rest else ""), depth + 1)
+                continue
             qualified = f"{target}.{rest}" if rest else target
             out.add(qualified)
             out |= self._through_module(qualified, depth)
@@ -214,15 +246,23 @@ class _Tree:
         return self._resolve(owner, last, depth + 1)
 
     def _by_name(self, name: str) -> set[str]:
-        last = name.rpartition(".")[2]
-        return {q for q in self.functions if q.rpartition(".")[2] == last}
+        return set(self._named.get(name.rpartition(".")[2], ()))
 
 
-def _read(path: str | os.PathLike[str]) -> str | None:
+def _read_bytes(path: str | os.PathLike[str]) -> bytes | None:
     try:
         with open(path, "rb") as f:
-            return importlib.util.decode_source(f.read())
-    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+            return f.read()
+    except OSError:
+        return None
+
+
+def _decode(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    try:
+        return importlib.util.decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
         return None
 
 
@@ -246,47 +286,88 @@ def _dotted(expr: ast.expr) -> str | None:
     return None
 
 
-def _module_function_classes(tree: ast.Module) -> set[str]:
-    """Top-level classes deriving from something named Function, or from one of those."""
-    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+def _function_classes_in(text: str) -> set[str]:
+    """The classes of a module, at any depth, whose header names Function (or Function
+    renamed in the module) or one of those among its bases. More than the engine flattens
+    (a class deriving from another library's ``Function``) does no harm: the engine looks
+    only at its own candidates."""
+    words = set(_FUNCTION_NAMES)
+    pairs = [(old.rpartition(".")[2], new) for old, new in _RENAMED.findall(text)]
+    pairs += [(old.rpartition(".")[2], new) for new, old in _ASSIGNED.findall(text)]
+    words |= {new for old, new in pairs if old in _FUNCTION_NAMES}
     found: set[str] = set()
-    for cls in classes:  # source order: a base comes before its subclasses
-        for base in cls.bases:
-            name = _dotted(base)
-            if name and (name.rpartition(".")[2] in _FUNCTION_NAMES or name in found):
-                found.add(cls.name)
+    for name, bases in _NAMED_HEADER.findall(text):  # source order: a base comes before its subclasses
+        if set(re.findall(r"\w+", bases)) & (words | found):
+            found.add(name)
     return found
 
 
+def _statements(tree: ast.Module) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included (what binds a name or defines a class is one)."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for child in getattr(node, field_name, ()) or ():
+                if isinstance(child, ast.stmt):
+                    yield child
+                stack.append(child)
+
+
 def _bindings(tree: ast.Module, module: str, is_package: bool) -> tuple[dict[str, set[str]], list[str]]:
-    """Every name the module binds anywhere, to what it may stand for (``<local>``: not an
-    import), and the modules it star-imports."""
+    """Every name the module's statements bind, to what it may stand for (``<local>``: not an
+    import, a top-level definition or a plain alias), and the modules it star-imports.
+
+    A name bound only where this does not look (a parameter, a walrus) reads as unbound,
+    which ``_Tree._resolve`` answers by name: the safe side."""
     bindings: dict[str, set[str]] = {}
     stars: list[str] = []
     package = module if is_package else module.rpartition(".")[0]
     top = {id(node) for node in tree.body}
-    for node in ast.walk(tree):
+
+    def bind(name: str, target: str) -> None:
+        bindings.setdefault(name, set()).add(target)
+
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.asname:
-                    bindings.setdefault(alias.asname, set()).add(alias.name)
-                else:
-                    head = alias.name.partition(".")[0]
-                    bindings.setdefault(head, set()).add(head)
+                head = alias.name.partition(".")[0]
+                bind(alias.asname or head, alias.name if alias.asname else head)
         elif isinstance(node, ast.ImportFrom):
             source = _absolute(node, package)
-            for alias in node.names:
-                if source is None:
-                    continue
+            for alias in node.names if source is not None else ():
                 if alias.name == "*":
-                    stars.append(source)
+                    stars.append(str(source))
                 else:
-                    bindings.setdefault(alias.asname or alias.name, set()).add(f"{source}.{alias.name}")
+                    bind(alias.asname or alias.name, f"{source}.{alias.name}")
         elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            bindings.setdefault(node.name, set()).add(f"{module}.{node.name}" if id(node) in top else _LOCAL)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            bindings.setdefault(node.id, set()).add(_LOCAL)
+            bind(node.name, f"{module}.{node.name}" if id(node) in top else _LOCAL)
+        else:
+            for name, target in _assigned(node):
+                bind(name, target)
     return bindings, stars
+
+
+def _assigned(node: ast.stmt) -> Iterator[tuple[str, str]]:
+    """(name, what it stands for) for each name a statement assigns: ``X = a.b`` is an
+    alias of ``a.b`` (read in the module), anything else ``<local>``."""
+    if isinstance(node, ast.Assign):
+        value = _dotted(node.value)
+        alias = _ALIAS + value if value and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) else None
+        for target in node.targets:
+            yield from ((name, alias or _LOCAL) for name in _target_names(target))
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        yield from ((name, _LOCAL) for name in _target_names(node.target))
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if item.optional_vars is not None:
+                yield from ((name, _LOCAL) for name in _target_names(item.optional_vars))
+    elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+        yield from ((h.name, _LOCAL) for h in getattr(node, "handlers", ()) if h.name)
+
+
+def _target_names(target: ast.expr) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
 
 def _absolute(node: ast.ImportFrom, package: str) -> str | None:

@@ -158,12 +158,12 @@ class _PackageUnread(Exception):
 def _engine_options(source_path: str, fullname: str) -> tuple[dict, str | None]:
     """The module name, the project's ``[tool.inliner] compile`` table (a bad table is
     reported in the module's warning and ignored) and which of the module's classes other
-    modules of its package derive from (``inliner.subclassed``, read once per package)."""
+    modules of its package derive from (``inliner.hook._bases``: read once per package)."""
     from inliner.engine.analysis.compile_overrides import engine_options
-    from inliner.subclassed import subclassed_in_package_of
+    from inliner.hook._bases import subclassed_for
 
     try:
-        subclassed = subclassed_in_package_of(source_path, fullname) or None
+        subclassed = subclassed_for(source_path, fullname) or None
     except Exception as exc:
         raise _PackageUnread(f"inliner could not read this module's package ({type(exc).__name__}: {exc})") from exc
     try:

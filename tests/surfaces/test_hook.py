@@ -20,7 +20,7 @@ import torch
 import inliner
 import inliner.engine
 import inliner.hook
-import inliner.subclassed
+import inliner.hook._bases
 from inliner.hook import InlinerHookWarning, _cache
 from inliner.hook._cache import TAG, cache_path
 from inliner.hook._linemap import compile_mapped
@@ -353,18 +353,38 @@ def test_a_subclass_written_later_makes_its_base_rewritten_again(make_package):
         alone = importlib.import_module(f"{name}.preference")
     assert not isinstance(alone.PreferenceBase, type), "flattened while nothing derives from it"
     _forget(name)
-    inliner.subclassed._package_subclassed.cache_clear()  # what a new process starts with
+    inliner.hook._bases.package_subclassed.cache_clear()  # what a new process starts with
     write_tree(package.parent, name)
     with inliner.hook.install([name]), pytest.warns(InlinerHookWarning, match="INL113 class PreferenceBase"):
         outcomes(name)
     assert issubclass(sys.modules[f"{name}.preference"].PreferenceBase, torch.autograd.Function)
 
 
+def test_the_pass_over_a_package_is_remembered_on_disk_until_a_file_changes(make_package, monkeypatch):
+    name, package = make_package({})
+    write_tree(package.parent, name)
+    module, path = f"{name}.preference", str(package / "preference.py")
+    first = inliner.hook._bases.subclassed_for(path, module)
+    assert first == {f"{module}.PreferenceBase": f"{name}.losses.dpo.DPO"}
+    assert (package / "__pycache__" / f"inliner-subclassed.{TAG}.json").is_file()
+
+    def not_again(sources):
+        raise AssertionError("the pass ran again")
+
+    inliner.hook._bases.package_subclassed.cache_clear()  # a new process
+    with monkeypatch.context() as patched:
+        patched.setattr(inliner.hook._bases, "subclassed_in_sources", not_again)
+        assert inliner.hook._bases.subclassed_for(path, module) == first
+    (package / "losses" / "dpo.py").write_text("VALUE = 1\n")
+    inliner.hook._bases.package_subclassed.cache_clear()
+    assert inliner.hook._bases.subclassed_for(path, module) == {f"{module}.PreferenceBase": f"{name}.losses.mine.Mine"}
+
+
 def test_a_failing_pass_over_the_package_imports_the_module_as_written(make_package, monkeypatch):
     def failing(path, module):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(inliner.subclassed, "subclassed_in_package_of", failing)
+    monkeypatch.setattr(inliner.hook._bases, "subclassed_for", failing)
     name, _ = make_package({"ops": SEVEN})
     with inliner.hook.install([name]), pytest.warns(InlinerHookWarning, match="RuntimeError: boom"):
         ops = importlib.import_module(f"{name}.ops")

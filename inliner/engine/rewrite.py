@@ -161,7 +161,7 @@ def rewrite_module(
     compiling = CompileContext(
         parsed.tree, parsed.index, parsed.text, module=module, overrides=compile_overrides, of_statement=of_statement
     )
-    bases = BaseCheck(parsed.index, parsed.text, module, subclassed)
+    bases = BaseCheck(parsed.tree, parsed.index, parsed.text, module, subclassed)
     candidates = _find_candidates(parsed, select, bases)
     if not candidates:
         return FlattenResult(source)

@@ -101,6 +101,10 @@ NOT_A_BASE = {
         "    scale = 2.0\n\n    @classmethod\n    def forward(cls, ctx, x):\n        return x * cls.scale\n\n"
         "    @classmethod\n    def backward(cls, ctx, g):\n        return g * cls.scale * cls.__name__.count('F')\n"
     ),
+    "a classmethod reaching what the module sets on the class": _class(
+        "    @classmethod\n    def forward(cls, ctx, x):\n        return x * cls.scale\n\n" + BACKWARD
+    )
+    + "\n\nF.scale = 2.0\n",
     "a staticmethod whose context is named klass": _class(
         "    @staticmethod\n    def forward(klass, x):\n        return x * 2\n\n" + BACKWARD
     ),

@@ -165,11 +165,17 @@ class BaseCheck:
     one such subclass, ``pkg.mod.Sub``), which only a surface seeing the tree knows."""
 
     def __init__(
-        self, index: ScopeIndex, text: SourceText, module: str | None, subclassed: Mapping[str, str] | None
+        self,
+        tree: ast.Module,
+        index: ScopeIndex,
+        text: SourceText,
+        module: str | None,
+        subclassed: Mapping[str, str] | None,
     ) -> None:
-        self.index, self.text = index, text
+        self.tree, self.index, self.text = tree, index, text
         self.module = module
         self.subclassed = subclassed or {}
+        self._written: dict[str, set[str]] | None = None
 
     def refusal(self, cls: ast.ClassDef, bases: list[ast.ClassDef]) -> tuple[Refusal, Position | None] | None:
         """Why ``cls`` (deriving from ``bases`` of its module) stays a Function, and where; or None."""
@@ -181,11 +187,21 @@ class BaseCheck:
             keeps = f"{name} keeps working (define the subclasses in this module to flatten them together)"
             return Refusal(Code.MEANT_AS_BASE, _reason(what, keeps=keeps), None), None
         defined = set(body.bindings).union(*(self.index.class_scopes[b][1].bindings for b in bases))
+        defined |= self._written_on(cls.name)  # ``F.scale = 2.0`` after the class: given in its module
         signal = meant_as_base(cls, defined, lambda name: self.index.qualify(name, body))
         if signal is None:
             return None
         keeps = "classes deriving from it, here or in other modules, keep working"
         return Refusal(Code.MEANT_AS_BASE, _reason(signal.what, keeps=keeps), None), self._position(signal.at)
+
+    def _written_on(self, name: str) -> set[str]:
+        """The attributes the module assigns on something named ``name`` (``name.attr = ...``)."""
+        if self._written is None:
+            self._written = {}
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and not _loads(node):
+                    self._written.setdefault(node.value.id, set()).add(node.attr)
+        return self._written.get(name, set())
 
     def _subclass_elsewhere(self, cls: ast.ClassDef, outer: Scope) -> str | None:
         if not self.subclassed or self.module is None or not outer.is_module:
@@ -196,6 +212,10 @@ class BaseCheck:
         text = self.text
         last = end_line(at)
         return (at.lineno, text.char_column(at.lineno, at.col_offset), last, text.char_column(last, end_column(at)))
+
+
+def _loads(node: ast.Attribute) -> bool:
+    return isinstance(node.ctx, ast.Load)
 
 
 def _reason(what: str, *, keeps: str) -> str:

@@ -106,37 +106,18 @@ class _Steeper(_Shifted):
     )
 
 
-def hooked_fwd(x):
-    return _Hooked.transform(x), (x,)
-
-
-def hooked_bwd(residuals, g):
-    (x,) = residuals
-    return _Hooked.grad(x) * g
-
-
-class _Hooked(FlatClass):
+class _Hooked(torch.autograd.Function):
     """Forward and backward reach hooks only its subclasses define."""
 
-    apply = staticmethod(
-        custom_vjp(
-            hooked_fwd,
-            hooked_bwd,
-            name="_Hooked",
-            saved_for_backward_idx=(0,),
-            compile_kind="opaque",
-            compile_reason="forward calls _Hooked.transform",
-        )
-    )
+    @classmethod
+    def forward(cls, ctx, x):
+        ctx.save_for_backward(x)
+        return cls.transform(x)
 
-
-def cube_fwd(x):
-    return _Cube.transform(x), (x,)
-
-
-def cube_bwd(residuals, g):
-    (x,) = residuals
-    return _Cube.grad(x) * g
+    @classmethod
+    def backward(cls, ctx, g):
+        (x,) = ctx.saved_tensors
+        return cls.grad(x) * g
 
 
 class _Cube(_Hooked):
@@ -147,17 +128,6 @@ class _Cube(_Hooked):
     @staticmethod
     def grad(x):
         return 2 * x
-
-    apply = staticmethod(
-        custom_vjp(
-            cube_fwd,
-            cube_bwd,
-            name="_Cube",
-            saved_for_backward_idx=(0,),
-            compile_kind="opaque",
-            compile_reason="forward calls _Cube.transform",
-        )
-    )
 
 
 def scenario_base():

@@ -34,9 +34,15 @@ class Task:
     select: Selection | None = None
     module: str | None = None  # the dotted module name of the file, for [tool.inliner] compile
     compile_overrides: CompileOverrides | None = None
+    #: (class of this module, a subclass in another module of the tree), by qualified name
+    subclassed: tuple[tuple[str, str], ...] = ()
 
     def engine_options(self) -> dict:
-        return {"module": self.module, "compile_overrides": self.compile_overrides}
+        return {
+            "module": self.module,
+            "compile_overrides": self.compile_overrides,
+            "subclassed": dict(self.subclassed) or None,
+        }
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from inliner.cli import files as discovery
 from inliner.cli import options, process, report
 from inliner.cli.options import Options, UsageError
 from inliner.engine.analysis.compile_overrides import module_name
+from inliner.subclassed import for_module, subclassed_in_tree
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 123
 
@@ -138,6 +139,8 @@ def _file_tasks(
         if not sources and not reads_stdin:
             raise UsageError(f"--select {args.select}: {settled.select_path} is not among the files to process")
     write = not (args.check or args.diff)
+    modules = {src.real: module_name(src.real) for src in found.files}
+    subclassed = subclassed_in_tree({m: real for real, m in modules.items() if m is not None})
     return [
         process.Task(
             src.display,
@@ -146,8 +149,9 @@ def _file_tasks(
             diff=args.diff,
             safe=not args.fast,
             select=settled.select,
-            module=module_name(src.real),
+            module=modules[src.real],
             compile_overrides=settled.config.compile,
+            subclassed=tuple(sorted(for_module(subclassed, modules[src.real]).items())),
         )
         for src in sources
     ]

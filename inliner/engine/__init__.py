@@ -11,7 +11,7 @@ edits that turn the input into the new text, the classes and op calls it looked 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.codes import Code
@@ -32,11 +32,14 @@ def flatten(
     stop: Callable[[], bool] | None = None,
     module: str | None = None,
     compile_overrides: CompileOverrides | None = None,
+    subclassed: Mapping[str, str] | None = None,
 ) -> FlattenResult:
     """Flatten every autograd.Function subclass (and autograd_function_apply call) in ``source``.
 
     ``module`` (``pkg.mod``) and ``compile_overrides`` (``[tool.inliner] compile``) decide
     the compile kind of a class the project names there; see inliner/engine/analysis/compile_overrides.py.
+    ``subclassed`` (with ``module``): the classes other modules of the tree derive from,
+    qualified name -> one such subclass (``inliner.subclassed``); they stay Functions (INL113).
 
     Never raises. An internal error while lowering one class (or op call) leaves that
     one untouched with an ``INL002`` diagnostic and still flattens the others; one
@@ -62,6 +65,7 @@ def flatten(
             select=select,
             module=module,
             compile_overrides=compile_overrides,
+            subclassed=subclassed,
             cache=cache,
             diagnostics_only=diagnostics_only,
             stop=stop,

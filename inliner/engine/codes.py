@@ -77,6 +77,10 @@ class Code(str, Enum):
         "save_for_forward is called conditionally or twice (no longer reported: ctx record)",
     )
     USED_AS_FUNCTION = "INL112", "the class is used in a way only a torch.autograd.Function answers"
+    MEANT_AS_BASE = (
+        "INL113",
+        "the class is meant as a base for other Functions (abstract hooks, a forward taking cls, subclassed elsewhere)",
+    )
 
     # -- autograd_function_apply calls ----------------------------------------------------
     OP_BODIES_NOT_FOUND = "INL200", "autograd_function_apply call whose bodies cannot be found statically"

@@ -23,7 +23,7 @@ import re
 import tokenize
 import warnings
 from collections import Counter, deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import astuple, dataclass, field
 from typing import Any, Literal
 
@@ -41,6 +41,7 @@ from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_us
 from inliner.engine.function_class.decorators import DecoratorReader, DecoratorUse
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
 from inliner.engine.function_class.lower_function import Inherited, lower_function_class
+from inliner.engine.function_class.meant_as_base import BaseCheck
 from inliner.engine.imports import import_edits
 from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, Remember, WatchedNames, relocated
 from inliner.engine.invariants import check_no_new_names
@@ -147,6 +148,7 @@ def rewrite_module(
     select: Selection | None = None,
     module: str | None = None,
     compile_overrides: CompileOverrides | None = None,
+    subclassed: Mapping[str, str] | None = None,
     cache: FlattenCache | None = None,
     diagnostics_only: bool = False,
     stop: Callable[[], bool] | None = None,
@@ -159,10 +161,11 @@ def rewrite_module(
     compiling = CompileContext(
         parsed.tree, parsed.index, parsed.text, module=module, overrides=compile_overrides, of_statement=of_statement
     )
-    candidates = _find_candidates(parsed, select)
+    bases = BaseCheck(parsed.tree, parsed.index, parsed.text, module, subclassed)
+    candidates = _find_candidates(parsed, select, bases)
     if not candidates:
         return FlattenResult(source)
-    names, edits, local_edits = _lower_candidates(candidates, parsed, compiling, run)
+    names, edits, local_edits = _lower_candidates(candidates, parsed, compiling, bases, run)
     report = _Report.of(candidates, compiling, path)
     if not report.flattened or run.diagnostics_only:
         return FlattenResult(
@@ -182,11 +185,11 @@ def rewrite_module(
 # -- the phases of rewrite_module --------------------------------------------------
 
 
-def _find_candidates(parsed: _Module, select: Selection | None) -> list[_Candidate]:
+def _find_candidates(parsed: _Module, select: Selection | None, bases: BaseCheck) -> list[_Candidate]:
     """Function classes, their same-scope subclasses and op calls, in source order (only
     the selected ones and their families, with ``select``)."""
     tree, index, text = parsed.tree, parsed.index, parsed.text
-    candidates = _class_candidates(parsed.classes, index, text)
+    candidates = _class_candidates(parsed.classes, index, text, bases)
     candidates += _subclass_candidates(parsed.classes, candidates, index, text)
     if parsed.hop_names:
         annotate_parents(tree)
@@ -200,7 +203,7 @@ def _find_candidates(parsed: _Module, select: Selection | None) -> list[_Candida
 
 
 def _lower_candidates(
-    candidates: list[_Candidate], parsed: _Module, compiling: CompileContext, run: _Run
+    candidates: list[_Candidate], parsed: _Module, compiling: CompileContext, bases: BaseCheck, run: _Run
 ) -> tuple[_RuntimeNames, list[tuple[int, int, str]], dict[ast.AST, _LocalEdits]]:
     """Lower every candidate (a class with its subclasses), setting each one's outcome.
 
@@ -217,7 +220,9 @@ def _lower_candidates(
         run.check()
         if candidate.kind == "class":
             edits.extend(
-                _flatten_family(candidate, candidates, parsed.index, parsed.text, taken, names, parents, compiling, run)
+                _flatten_family(
+                    candidate, candidates, parsed.index, parsed.text, taken, names, parents, compiling, bases, run
+                )
             )
         else:
             edits.extend(
@@ -410,7 +415,9 @@ def _statements(tree: ast.Module) -> list[ast.stmt]:
 # -- Function subclasses ---------------------------------------------------------
 
 
-def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: SourceText) -> list[_Candidate]:
+def _class_candidates(
+    classes: list[ast.ClassDef], index: ScopeIndex, text: SourceText, bases: BaseCheck
+) -> list[_Candidate]:
     out = []
     for cls in classes:
         outer, _ = index.class_scopes[cls]
@@ -420,7 +427,10 @@ def _class_candidates(classes: list[ast.ClassDef], index: ScopeIndex, text: Sour
         first_line = start_line(cls)
         line, col = text.class_name_position(cls)
         candidate = _Candidate("class", cls.name, first_line, end_line(cls), (line, col, col + len(cls.name)), cls)
-        if any(names & FUNCTION_BASES and names - FUNCTION_BASES for names in base_names):
+        as_base = bases.refusal(cls, [])
+        if as_base is not None:
+            candidate.outcome, candidate.refusal_position = as_base
+        elif any(names & FUNCTION_BASES and names - FUNCTION_BASES for names in base_names):
             candidate.outcome = Refusal(
                 Code.CLASS_SHAPE, "its base may also name something other than torch.autograd.Function", None
             )
@@ -508,19 +518,26 @@ def _flatten_family(
     names: _RuntimeNames,
     parents: Parents,
     compiling: CompileContext,
+    bases: BaseCheck,
     run: _Run,
 ) -> list[tuple[int, int, str]]:
     """Flatten a Function class and its same-scope subclasses, all or none: a subclass
-    left a Function cannot derive from a kept class, nor a flattened one from a Function."""
+    left a Function cannot derive from a kept class, nor a flattened one from a Function;
+    a subclass meant as a base keeps the family as written."""
     family = [c for c in candidates if _root(c) is root and c.outcome is None]
     edits: list[tuple[int, int, str]] = []
     for member in family:
-        try:
-            edits.extend(_flatten_class(member, family, index, text, taken, names, parents, compiling, run))
-        except Refuse as refuse:
-            member.outcome = refuse.refusal
-        except Exception as exc:  # an engine bug: this family stays as written, the others go on
-            member.outcome = _internal_refusal(exc)
+        assert isinstance(member.node, ast.ClassDef)
+        as_base = bases.refusal(member.node, _ancestors(member)) if member.base is not None else None
+        if as_base is not None:
+            member.outcome, member.refusal_position = as_base
+        else:
+            try:
+                edits.extend(_flatten_class(member, family, index, text, taken, names, parents, compiling, run))
+            except Refuse as refuse:
+                member.outcome = refuse.refusal
+            except Exception as exc:  # an engine bug: this family stays as written, the others go on
+                member.outcome = _internal_refusal(exc)
         if isinstance(member.outcome, Refusal):
             for other in family:
                 if other is not member:
@@ -528,6 +545,17 @@ def _flatten_family(
                     other.refusal_position = None
             return []
     return edits
+
+
+def _ancestors(candidate: _Candidate) -> list[ast.ClassDef]:
+    """The classes of its family it derives from, nearest first."""
+    found = []
+    base = candidate.base
+    while base is not None:
+        assert isinstance(base.node, ast.ClassDef)
+        found.append(base.node)
+        base = base.base
+    return found
 
 
 def _family_reason(other: _Candidate, failed: _Candidate) -> str:

@@ -130,9 +130,13 @@ class _Loader(SourceFileLoader):
         if getattr(_busy, "engine", False):
             return super().get_code(fullname)
         data = self.get_data(source_path)
-        options, problem = _engine_options(source_path, fullname)
+        try:
+            options, problem = _engine_options(source_path, fullname)
+        except _PackageUnread as exc:  # a bug in the pass over the package: better as written than wrong
+            _warn((f"{exc}; imported as written", 1), source_path, fullname)
+            return super().get_code(fullname)
         cache_path = _cache.cache_path(source_path) if self._use_cache else None
-        settings = repr(options["compile_overrides"]).encode() if options["compile_overrides"] else b""
+        settings = _settings(options)
         key = _cache.key(data, settings) if cache_path is not None else None  # these bytes, settings, engine
         if cache_path is not None and key is not None:
             hit = _cache.read(cache_path, key)
@@ -147,16 +151,34 @@ class _Loader(SourceFileLoader):
         return code
 
 
-def _engine_options(source_path: str, fullname: str) -> tuple[dict, str | None]:
-    """The module name and the project's ``[tool.inliner] compile`` table; a bad table is
-    reported in the module's warning and ignored."""
-    from inliner.engine.analysis.compile_overrides import engine_options
+class _PackageUnread(Exception):
+    """The pass over the module's package failed: which of its classes are bases is unknown."""
 
+
+def _engine_options(source_path: str, fullname: str) -> tuple[dict, str | None]:
+    """The module name, the project's ``[tool.inliner] compile`` table (a bad table is
+    reported in the module's warning and ignored) and which of the module's classes other
+    modules of its package derive from (``inliner.hook._bases``: read once per package)."""
+    from inliner.engine.analysis.compile_overrides import engine_options
+    from inliner.hook._bases import subclassed_for
+
+    try:
+        subclassed = subclassed_for(source_path, fullname) or None
+    except Exception as exc:
+        raise _PackageUnread(f"inliner could not read this module's package ({type(exc).__name__}: {exc})") from exc
     try:
         options = engine_options(source_path)
     except ValueError as exc:
-        return {"module": fullname, "compile_overrides": None}, f"{exc}; ignored"
-    return {**options, "module": fullname}, None
+        return {"module": fullname, "compile_overrides": None, "subclassed": subclassed}, f"{exc}; ignored"
+    return {**options, "module": fullname, "subclassed": subclassed}, None
+
+
+def _settings(options: dict) -> bytes:
+    """What the engine is told besides the source, for the cache key: editing the table, or
+    a subclass appearing in another module, rewrites the module again."""
+    told = [repr(options["compile_overrides"])] if options["compile_overrides"] else []
+    told += [repr(sorted(options["subclassed"].items()))] if options["subclassed"] else []
+    return "\0".join(told).encode()
 
 
 def _transform(

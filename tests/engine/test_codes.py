@@ -70,6 +70,9 @@ REFUSED: dict[Code, str] = {
     + "        ctx.save_for_backward(x.cos())\n\n"
     + "    @staticmethod\n    def backward(ctx, g):\n        (c,) = ctx.saved_tensors\n        return g * c\n",
     Code.USED_AS_FUNCTION: _function("        return x * 2\n") + "\n\nOK = isinstance(object(), F)\n",
+    Code.MEANT_AS_BASE: HEAD
+    + "class F(Function):\n    @staticmethod\n    def forward(cls, ctx, x):\n        return x * cls.scale\n\n"
+    + "    @staticmethod\n    def backward(ctx, g):\n        return g\n",
     Code.OP_BODIES_NOT_FOUND: HEAD
     + "from torch._functorch.autograd_function import autograd_function_apply\n\n\n"
     + "def f(fwd, bwd, x):\n    return autograd_function_apply(fwd, bwd, x, args_tensor_mask=[True], non_differentiable_idx=[])\n",

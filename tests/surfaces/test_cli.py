@@ -16,6 +16,7 @@ import re
 import stat
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,9 @@ import pytest
 from inliner.cli import main, process
 from inliner.engine import FlattenResult, Selection
 from inliner.engine.diagnostics import Diagnostic, Severity
+from tests.support.harness import assert_same
 from tests.support.paths import ROOT
+from tests.support.subclass_tree import outcomes, write_tree
 
 CLASS_RE = re.compile(r"^class (\w+)\(torch\.autograd\.Function\):", re.MULTILINE)
 
@@ -739,6 +742,51 @@ def test_e2e_internal_error_in_one_class_refuses_it(
     err = capsys.readouterr().err
     assert f"a.py:{line}:7: INL002 class Other: internal error (RuntimeError: boom at test_cli.py:" in err
     assert "rewrote a.py" in err
+
+
+def _forget(*packages: str) -> None:
+    for name in [m for m in sys.modules if m.partition(".")[0] in packages]:
+        del sys.modules[name]
+
+
+@pytest.mark.parametrize("given", ["the package", "the base's file alone"])
+def test_e2e_a_base_another_module_subclasses_stays_a_function(
+    given: str, proj: Path, real_engine: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The subclasses' modules import after the rewrite, and every call computes what it did."""
+    original, rewritten = f"inl_tree_{uuid.uuid4().hex[:8]}", f"inl_tree_{uuid.uuid4().hex[:8]}"
+    monkeypatch.syspath_prepend(str(proj))
+    write_tree(proj, original)
+    package = write_tree(proj, rewritten)
+    target = package if given == "the package" else package / "preference.py"
+    try:
+        assert main([str(target)]) == 0
+        assert_same(outcomes(original), outcomes(rewritten), "the tree")
+        err = capsys.readouterr().err
+        assert f"class PreferenceBase: it is meant as a base: class DPO in module {rewritten}.losses.dpo" in err
+        text = (package / "preference.py").read_text()
+        assert "class PreferenceBase(torch.autograd.Function):" in text and "class Scale" not in text, text
+    finally:
+        _forget(original, rewritten)
+
+
+def test_each_file_is_told_which_of_its_classes_other_files_subclass(
+    proj: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    told: dict[str, object] = {}
+
+    def recording(source: str, *, path: str = "<string>", **options: object) -> FlattenResult:
+        told[path] = options.get("subclassed")
+        return FlattenResult(source)
+
+    monkeypatch.setattr(process, "flatten", recording)
+    write_tree(proj, "told")
+    assert main(["-j", "1", "told"]) == 0
+    preference = os.path.join("told", "preference.py")
+    assert told.pop(preference) == {
+        "told.preference.PreferenceBase": "told.losses.dpo.DPO",  # the first subclass in file order
+    }
+    assert set(told.values()) == {None}
 
 
 def test_e2e_jobs_and_crlf(proj: Path, real_engine: None, capsys: pytest.CaptureFixture[str]) -> None:

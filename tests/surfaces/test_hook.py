@@ -20,11 +20,14 @@ import torch
 import inliner
 import inliner.engine
 import inliner.hook
+import inliner.hook._bases
 from inliner.hook import InlinerHookWarning, _cache
 from inliner.hook._cache import TAG, cache_path
 from inliner.hook._linemap import compile_mapped
 from inliner.hook._pth import PTH_LINE, PTH_NAME
 from tests.support.golden import GOLDEN
+from tests.support.harness import assert_same
+from tests.support.subclass_tree import outcomes, write_tree
 
 SETUP_CONTEXT_MESSAGE = "must override the setup_context staticmethod"
 
@@ -322,6 +325,70 @@ def test_files_on_disk_are_never_changed(make_package):
         importlib.import_module(f"{name}.ops")
         importlib.import_module(f"{name}.partly")
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in package.glob("*.py")} == before
+
+
+# --- bases other modules of the package derive from -------------------------------------
+
+
+def test_a_base_another_module_of_the_package_subclasses_stays_a_function(make_package):
+    """The subclasses' modules import under the hook, and every call computes what it did."""
+    original, package = make_package({})
+    write_tree(package.parent, original)
+    expected = outcomes(original)
+    name, package = make_package({})
+    write_tree(package.parent, name)
+    with inliner.hook.install([name]), pytest.warns(InlinerHookWarning, match="INL113 class PreferenceBase"):
+        got = outcomes(name)
+    preference = sys.modules[f"{name}.preference"]
+    assert issubclass(preference.PreferenceBase, torch.autograd.Function)
+    assert not isinstance(preference.Scale, type), "the rest of the module is flattened"
+    assert_same(expected, got, "the package under the hook")
+
+
+def test_a_subclass_written_later_makes_its_base_rewritten_again(make_package):
+    """Which classes are subclassed elsewhere is part of the cache key of the base's module."""
+    name, package = make_package({})
+    write_tree(package.parent, name, only=("__init__.py", "preference.py"))
+    with inliner.hook.install([name]):
+        alone = importlib.import_module(f"{name}.preference")
+    assert not isinstance(alone.PreferenceBase, type), "flattened while nothing derives from it"
+    _forget(name)
+    inliner.hook._bases.package_subclassed.cache_clear()  # what a new process starts with
+    write_tree(package.parent, name)
+    with inliner.hook.install([name]), pytest.warns(InlinerHookWarning, match="INL113 class PreferenceBase"):
+        outcomes(name)
+    assert issubclass(sys.modules[f"{name}.preference"].PreferenceBase, torch.autograd.Function)
+
+
+def test_the_pass_over_a_package_is_remembered_on_disk_until_a_file_changes(make_package, monkeypatch):
+    name, package = make_package({})
+    write_tree(package.parent, name)
+    module, path = f"{name}.preference", str(package / "preference.py")
+    first = inliner.hook._bases.subclassed_for(path, module)
+    assert first == {f"{module}.PreferenceBase": f"{name}.losses.dpo.DPO"}
+    assert (package / "__pycache__" / f"inliner-subclassed.{TAG}.json").is_file()
+
+    def not_again(sources):
+        raise AssertionError("the pass ran again")
+
+    inliner.hook._bases.package_subclassed.cache_clear()  # a new process
+    with monkeypatch.context() as patched:
+        patched.setattr(inliner.hook._bases, "subclassed_in_sources", not_again)
+        assert inliner.hook._bases.subclassed_for(path, module) == first
+    (package / "losses" / "dpo.py").write_text("VALUE = 1\n")
+    inliner.hook._bases.package_subclassed.cache_clear()
+    assert inliner.hook._bases.subclassed_for(path, module) == {f"{module}.PreferenceBase": f"{name}.losses.mine.Mine"}
+
+
+def test_a_failing_pass_over_the_package_imports_the_module_as_written(make_package, monkeypatch):
+    def failing(path, module):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(inliner.hook._bases, "subclassed_for", failing)
+    name, _ = make_package({"ops": SEVEN})
+    with inliner.hook.install([name]), pytest.warns(InlinerHookWarning, match="RuntimeError: boom"):
+        ops = importlib.import_module(f"{name}.ops")
+    assert isinstance(ops.Seven, type), "as written"
 
 
 # --- the cache -------------------------------------------------------------------------

@@ -148,7 +148,8 @@ def _combined_forward(spec: Spec, layout: _Layout, check: Callable[[Any, tuple],
 
 def _saving_lines(spec: Spec, layout: _Layout, ctx: str) -> list[str]:
     """forward's saves, and the residuals it keeps on ctx: the tail after the saved prefix,
-    or every slot with the saved ones cleared (also what a jvp reads)."""
+    or every slot with the saved ones cleared (also what a jvp reads); with ``ctx_attrs``,
+    those slots under the original's names and the unnamed plain ones as ``_inliner_rest``."""
     saved_idx, saved_tensors_idx, fsaved_idx = spec.saved_idx, spec.saved_tensors_idx, spec.fsaved_idx
     lines = []
     saved_exprs = [f"__res[{i}]" for i in saved_idx]
@@ -161,9 +162,13 @@ def _saving_lines(spec: Spec, layout: _Layout, ctx: str) -> list[str]:
         lines.append(f"{ctx}.save_for_forward({', '.join(f'__res[{i}]' for i in fsaved_idx)})")
         cleared = cleared + list(fsaved_idx)
     head = layout.saved + layout.forward_saved
-    if layout.prefix:
+    if spec.attrs:
+        lines.extend(f"{ctx}.{attr} = __res[{i}]" for i, attr in spec.attrs)
+        rest, width = _unnamed_plain(spec)
+        lines.append(f"{ctx}._inliner_rest = ({''.join(f'__res[{i}], ' for i in rest)}*__res[{width}:],)")
+    elif layout.prefix:
         lines.append(f"{ctx}._inliner_tail = __res[{head}:]" if head else f"{ctx}._inliner_tail = __res")
-    if not layout.prefix or spec.jvp is not None:
+    if (not layout.prefix and not spec.attrs) or spec.jvp is not None:
         if cleared:
             lines.append("__plain = list(__res)")
             lines.extend(f"__plain[{i}] = None" for i in cleared)
@@ -210,6 +215,8 @@ def _backward_lines(spec: Spec, layout: _Layout) -> list[str]:
     saved_idx, saved_tensors_idx = spec.saved_idx, spec.saved_tensors_idx
     k, m = layout.saved, layout.forward_saved
     extra = ", needs_input_grad=ctx.needs_input_grad" if spec.bwd_needs_input_grad else ""
+    if spec.attrs:
+        return _named_backward_lines(spec, extra)
     if spec.saved_on_demand:
         plain = f"({'None, ' * (k + m)}) + ctx._inliner_tail" if layout.prefix else "ctx._inliner_plain"
         return [f"return __bwd(__on_demand(ctx, {plain}, __saved_idx, __group_idx), *grads{extra})"]
@@ -232,3 +239,45 @@ def _backward_lines(spec: Spec, layout: _Layout) -> list[str]:
         lines.append(f"return __bwd(tuple(__res), *grads{extra})")
         return lines
     return [f"return __bwd(ctx._inliner_plain, *grads{extra})"]
+
+
+def _unnamed_plain(spec: Spec) -> tuple[list[int], int]:
+    """The residual slots forward keeps as ``_inliner_rest`` when some are node attributes:
+    those neither saved (for backward or forward) nor named below ``width``, the slots the
+    index keywords name (fwd may return more: they follow in ``_inliner_rest``)."""
+    indices = [*spec.saved_idx, *spec.fsaved_idx, *(i for i, _ in spec.attrs)]
+    if spec.saved_tensors_idx is not None:
+        indices.append(spec.saved_tensors_idx)
+    width = max(indices) + 1
+    return [i for i in range(width) if i not in indices], width
+
+
+def _named_backward_lines(spec: Spec, extra: str) -> list[str]:
+    """backward's body when some residuals are node attributes: each read from the node
+    under its name when backward runs (a write through ``grad_fn`` since forward is what
+    backward sees, as in the original), the saved ones from ``ctx.saved_tensors`` as the
+    original read them, the others from ``_inliner_rest``."""
+    rest, width = _unnamed_plain(spec)
+    named = dict(spec.attrs)
+    on_demand = spec.saved_on_demand
+    reads_saved = spec.bwd_reads_saved and not on_demand and (spec.saved_idx or spec.saved_tensors_idx is not None)
+    slots = []
+    for i in range(width):
+        if i in named:
+            slots.append(f"ctx.{named[i]}")
+        elif i in rest:
+            slots.append(f"__rest[{rest.index(i)}]")
+        elif reads_saved and i in spec.saved_idx:
+            slots.append(f"__saved[{spec.saved_idx.index(i)}]")
+        elif reads_saved and i == spec.saved_tensors_idx:
+            slots.append(f"tuple(__saved[{len(spec.saved_idx)}:])")
+        else:
+            slots.append("None")  # saved for forward only, or a saved slot backward does not read
+    lines = ["__rest = ctx._inliner_rest"]
+    if reads_saved:
+        lines.append("__saved = ctx.saved_tensors")
+    residuals = f"({''.join(f'{slot}, ' for slot in slots)}) + __rest[{len(rest)}:]"
+    if on_demand:
+        residuals = f"__on_demand(ctx, {residuals}, __saved_idx, __group_idx)"
+    lines.append(f"return __bwd({residuals}, *grads{extra})")
+    return lines

@@ -30,6 +30,10 @@ class Spec:
     # a residual that is a whole ``saved_tensors`` tuple (used when the original saved
     # conditionally or a variable number of tensors)
     saved_tensors_idx: int | None
+    # ctx_attrs: residual index -> the ctx attribute of the original it was. The eager
+    # carrier sets it on the autograd node (in the original, ctx *is* ``out.grad_fn``) and
+    # backward reads it back from there, so a write through ``grad_fn`` is what it sees.
+    attrs: tuple[tuple[int, str], ...]
     nondiff: tuple[int, ...]  # non_differentiable_idx: outputs passed to mark_non_differentiable
     dirty: tuple[int, ...]  # dirty_idx: inputs passed to mark_dirty
     materialize_grads: bool  # False replays ``ctx.set_materialize_grads(False)``

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from inliner.runtime._contract import first_call_checked
-from inliner.runtime._record import replay
+from inliner.runtime._record import on_node, replay
 from inliner.runtime._residuals import SavedOnDemand, _jvp_method
 from inliner.runtime._spec import Spec
 
@@ -162,6 +162,8 @@ def _saving_lines(spec: Spec, layout: _Layout, ctx: str) -> list[str]:
         lines.append(f"{ctx}.save_for_forward({', '.join(f'__res[{i}]' for i in fsaved_idx)})")
         cleared = cleared + list(fsaved_idx)
     head = layout.saved + layout.forward_saved
+    if spec.record:  # backward reads the record's attributes from the node (``on_node``)
+        return lines + ([f"{ctx}._inliner_plain = __res"] if spec.jvp is not None else [])
     if spec.attrs:
         lines.extend(f"{ctx}.{attr} = __res[{i}]" for i, attr in spec.attrs)
         rest, width = _unnamed_plain(spec)
@@ -203,6 +205,8 @@ def _combined_backward(spec: Spec, layout: _Layout) -> Callable:
         "__on_demand": SavedOnDemand,
         "__saved_idx": spec.saved_idx,
         "__group_idx": spec.saved_tensors_idx,
+        "__on_node": on_node,
+        "__name": spec.name,
     }
     backward = _compile(src, f"<inliner backward of {bwd.__qualname__}>", namespace, "backward")
     backward.__qualname__ = bwd.__qualname__
@@ -215,6 +219,8 @@ def _backward_lines(spec: Spec, layout: _Layout) -> list[str]:
     saved_idx, saved_tensors_idx = spec.saved_idx, spec.saved_tensors_idx
     k, m = layout.saved, layout.forward_saved
     extra = ", needs_input_grad=ctx.needs_input_grad" if spec.bwd_needs_input_grad else ""
+    if spec.record:
+        return [f"return __bwd((__on_node(ctx, __name),), *grads{extra})"]
     if spec.attrs:
         return _named_backward_lines(spec, extra)
     if spec.saved_on_demand:

@@ -12,9 +12,12 @@ and ``set_materialize_grads`` are torch's own methods, which only store their
 arguments (``to_save``, ``dirty_tensors``, ...). Autograd reads those once forward has
 returned; the carrier does the same with :func:`replay` on the real ctx, so saved
 tensors still go through ``save_for_backward`` (version checks, saved-tensor hooks,
-freeing after backward) and the marks land on the real outputs. Afterwards the record
-reads ``saved_tensors`` and ``needs_input_grad`` from that ctx, and it lives as long
-as the ctx does: a second backward (``retain_graph=True``) sees what the first wrote.
+freeing after backward) and the marks land on the real outputs, and what fwd set on the
+record is set on the real ctx, the autograd node (``out.grad_fn``), as the original's
+forward left it. Backward gets a record whose attributes are the node's own
+(:func:`on_node`): a write through ``grad_fn`` is what backward reads, what backward writes
+is on the node, and a second backward (``retain_graph=True``) sees what the first wrote.
+A record reads ``saved_tensors`` and ``needs_input_grad`` from that ctx.
 
 What a real ctx answers and a record does not (``next_functions``, hooks, ...) is
 refused statically by the engine; a read of such a name fails loudly here.
@@ -31,7 +34,7 @@ from typing import Any
 import torch
 from torch.autograd.function import FunctionCtx
 
-__all__ = ["Record", "bind", "copy_with", "replay", "state_of"]
+__all__ = ["Record", "bind", "copy_with", "on_node", "replay", "state_of"]
 
 _UNSET = object()
 
@@ -112,7 +115,9 @@ class Record(FunctionCtx):
             raise AttributeError(f"'{self._inliner_name}Backward' object has no attribute '{name}'") from None
 
     def __repr__(self) -> str:
-        items = ", ".join(f"{key}={_short(value)}" for key, value in vars(self).items())
+        items = ", ".join(
+            f"{key}={_short(value)}" for key, value in vars(self).items() if not key.startswith("_inliner_")
+        )
         return f"<{self._inliner_name} ctx record{': ' if items else ''}{items}>"
 
 
@@ -138,6 +143,18 @@ def replay(ctx: Any, record: Record) -> None:
     record.to_save = record.saved_for_forward = record.dirty_tensors = record.non_differentiable = None  # type: ignore[assignment]  # see Record.__init__
     record._inliner_needs_input_grad = ctx.needs_input_grad
     bind(record, ctx)
+    ctx.__dict__.update(vars(record))  # on the node, as the original's forward left its ctx
+
+
+def on_node(ctx: Any, name: str) -> Record:
+    """The record backward gets: one whose attributes *are* the node's (one dict), so what
+    was written through ``out.grad_fn`` since forward is what backward reads, and what
+    backward writes is on the node, as when ctx was the node. A new one per backward: the
+    node holding its own record would make a reference cycle through its attributes."""
+    record = Record(name, ctx.needs_input_grad)
+    record.__dict__ = ctx.__dict__
+    bind(record, ctx)
+    return record
 
 
 def bind(record: Record, ctx: Any, strong: bool = False) -> None:

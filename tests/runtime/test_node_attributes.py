@@ -4,11 +4,14 @@ every residual layout the carriers know and in both eager carriers."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 import torch
 from torch.autograd.function import once_differentiable
 
-from inliner.runtime import custom_vjp
+from inliner.runtime import Record, custom_vjp
 
 BOTH_CARRIERS = pytest.mark.parametrize("fill_defaults", [False, True], ids=["combined", "setup-context"])
 
@@ -219,3 +222,59 @@ def test_retain_graph_backward_sees_each_write(fill_defaults):
         grads.append(torch.autograd.grad(y, x, retain_graph=True)[0])
     assert torch.equal(grads[0], x.detach() + 10.0)
     assert torch.equal(grads[1], x.detach() * 2.0 + 10.0)
+
+
+def record_fwd(x, k):
+    state = Record("Recorded")
+    state.k = k
+    state.big = x * 1  # a tensor only the record holds
+    state.calls = 0
+    return x * k, (state,)
+
+
+def record_bwd(residuals, g):
+    (state,) = residuals
+    state.calls += 1
+    return g * state.k, None
+
+
+@BOTH_CARRIERS
+def test_a_records_attributes_are_the_nodes(fill_defaults):
+    flat = custom_vjp(record_fwd, record_bwd, name="Recorded", ctx_record=True, fill_defaults=fill_defaults)
+    x = leaf()
+    y = flat(x, 2.0)
+    node = y.grad_fn
+    assert (node.k, node.calls) == (2.0, 0)
+    node.k = 3.0
+    (g,) = torch.autograd.grad(y.sum(), x, retain_graph=True)
+    assert torch.equal(g, torch.full((3,), 3.0))
+    torch.autograd.grad(y.sum(), x)
+    assert node.calls == 2  # what backward wrote, on the node
+
+
+@BOTH_CARRIERS
+@pytest.mark.parametrize("record", [False, True], ids=["named", "record"])
+def test_the_node_holds_no_cycle(fill_defaults, record):
+    """The attributes go with the node, without the garbage collector (no reference cycle)."""
+    if record:
+        flat = custom_vjp(record_fwd, record_bwd, name="Recorded", ctx_record=True, fill_defaults=fill_defaults)
+    else:
+        flat = custom_vjp(
+            lambda x, k: (x * k, (x * 1,)),
+            lambda r, g: (g * r[0], None),
+            name="Named",
+            ctx_attrs={0: "big"},
+            fill_defaults=fill_defaults,
+        )
+    x = leaf()
+    y = flat(x, 2.0)
+    torch.autograd.grad(y.sum(), x, retain_graph=True)
+    big = weakref.ref(y.grad_fn.big)
+    gc.disable()
+    try:
+        del y
+        # the setup_context carrier's thread-local keeps the last call's recipe until the next call
+        flat(leaf(), 2.0)
+        assert big() is None
+    finally:
+        gc.enable()

@@ -21,7 +21,7 @@ from torch.autograd import Function
 from inliner.runtime._contract import check_first_result, first_call_checked
 from inliner.runtime._generated import _combined_carrier_methods, _forward_with_signature
 from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
-from inliner.runtime._record import Record, bind, copy_with, on_node, replay, state_of
+from inliner.runtime._record import Record, bind, copy_with, replay, state_of
 from inliner.runtime._residuals import SavedOnDemand, _jvp_method
 from inliner.runtime._spec import Spec
 
@@ -301,6 +301,7 @@ def _setup_context_backward(spec: Spec) -> Callable:
     reads_saved = spec.bwd_reads_saved
     record = spec.record
     attrs = spec.attrs
+    node_type = torch._C._FunctionBase
 
     def backward(ctx: Any, *grads: Any) -> Any:
         residuals = list(ctx._inliner_plain)
@@ -317,8 +318,8 @@ def _setup_context_backward(spec: Spec) -> Callable:
                 residuals[i] = saved[k]
             if saved_tensors_idx is not None:
                 residuals[saved_tensors_idx] = tuple(saved[len(saved_idx) :])
-        if record and isinstance(ctx, torch._C._FunctionBase):
-            residuals[0] = on_node(ctx, spec.name)  # the node's attributes, as written since forward
+        if record and isinstance(ctx, node_type):
+            residuals[0] = ctx  # the node in the record's place, as in _generated
         elif record:  # torch.func's wrapper of a ctx (a generated vmap rule): nothing can write it
             bind(residuals[0], ctx)
         if bwd_needs_input_grad:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from inliner.runtime._contract import first_call_checked
-from inliner.runtime._record import on_node, replay
+from inliner.runtime._record import replay
 from inliner.runtime._residuals import SavedOnDemand, _jvp_method
 from inliner.runtime._spec import Spec
 
@@ -162,12 +162,15 @@ def _saving_lines(spec: Spec, layout: _Layout, ctx: str) -> list[str]:
         lines.append(f"{ctx}.save_for_forward({', '.join(f'__res[{i}]' for i in fsaved_idx)})")
         cleared = cleared + list(fsaved_idx)
     head = layout.saved + layout.forward_saved
-    if spec.record:  # backward reads the record's attributes from the node (``on_node``)
+    if spec.record:  # backward gets the node, which replay gave the record's attributes
         return lines + ([f"{ctx}._inliner_plain = __res"] if spec.jvp is not None else [])
     if spec.attrs:
         lines.extend(f"{ctx}.{attr} = __res[{i}]" for i, attr in spec.attrs)
         rest, width = _unnamed_plain(spec)
-        lines.append(f"{ctx}._inliner_rest = ({''.join(f'__res[{i}], ' for i in rest)}*__res[{width}:],)")
+        if rest:
+            lines.append(f"{ctx}._inliner_rest = ({''.join(f'__res[{i}], ' for i in rest)}*__res[{width}:],)")
+        else:  # what fwd may return past the slots the keywords name (none, as the engine emits)
+            lines.append(f"{ctx}._inliner_rest = __res[{width}:]")
     elif layout.prefix:
         lines.append(f"{ctx}._inliner_tail = __res[{head}:]" if head else f"{ctx}._inliner_tail = __res")
     if (not layout.prefix and not spec.attrs) or spec.jvp is not None:
@@ -205,8 +208,6 @@ def _combined_backward(spec: Spec, layout: _Layout) -> Callable:
         "__on_demand": SavedOnDemand,
         "__saved_idx": spec.saved_idx,
         "__group_idx": spec.saved_tensors_idx,
-        "__on_node": on_node,
-        "__name": spec.name,
     }
     backward = _compile(src, f"<inliner backward of {bwd.__qualname__}>", namespace, "backward")
     backward.__qualname__ = bwd.__qualname__
@@ -219,8 +220,8 @@ def _backward_lines(spec: Spec, layout: _Layout) -> list[str]:
     saved_idx, saved_tensors_idx = spec.saved_idx, spec.saved_tensors_idx
     k, m = layout.saved, layout.forward_saved
     extra = ", needs_input_grad=ctx.needs_input_grad" if spec.bwd_needs_input_grad else ""
-    if spec.record:
-        return [f"return __bwd((__on_node(ctx, __name),), *grads{extra})"]
+    if spec.record:  # the node itself in the record's place: it holds what fwd set on the record
+        return [f"return __bwd((ctx,), *grads{extra})"]
     if spec.attrs:
         return _named_backward_lines(spec, extra)
     if spec.saved_on_demand:
@@ -262,13 +263,16 @@ def _named_backward_lines(spec: Spec, extra: str) -> list[str]:
     """backward's body when some residuals are node attributes: each read from the node
     under its name when backward runs (a write through ``grad_fn`` since forward is what
     backward sees, as in the original), the saved ones from ``ctx.saved_tensors`` as the
-    original read them, the others from ``_inliner_rest``."""
+    original read them, the others from ``_inliner_rest``. Saved slots that lead the
+    residuals in order are ``ctx.saved_tensors`` itself, concatenated (the hot path)."""
     rest, width = _unnamed_plain(spec)
     named = dict(spec.attrs)
     on_demand = spec.saved_on_demand
     reads_saved = spec.bwd_reads_saved and not on_demand and (spec.saved_idx or spec.saved_tensors_idx is not None)
+    k = len(spec.saved_idx)
+    leading = reads_saved and spec.saved_tensors_idx is None and spec.saved_idx == tuple(range(k))
     slots = []
-    for i in range(width):
+    for i in range(k if leading else 0, width):
         if i in named:
             slots.append(f"ctx.{named[i]}")
         elif i in rest:
@@ -279,10 +283,15 @@ def _named_backward_lines(spec: Spec, extra: str) -> list[str]:
             slots.append(f"tuple(__saved[{len(spec.saved_idx)}:])")
         else:
             slots.append("None")  # saved for forward only, or a saved slot backward does not read
-    lines = ["__rest = ctx._inliner_rest"]
-    if reads_saved:
+    lines = []
+    if rest:
+        lines.append("__rest = ctx._inliner_rest")
+    if reads_saved and not leading:
         lines.append("__saved = ctx.saved_tensors")
-    residuals = f"({''.join(f'{slot}, ' for slot in slots)}) + __rest[{len(rest)}:]"
+    parts = ["ctx.saved_tensors"] if leading else []
+    parts.append(f"({''.join(f'{slot}, ' for slot in slots)})")
+    parts.append(f"__rest[{len(rest)}:]" if rest else "ctx._inliner_rest")
+    residuals = " + ".join(parts)
     if on_demand:
         residuals = f"__on_demand(ctx, {residuals}, __saved_idx, __group_idx)"
     lines.append(f"return __bwd({residuals}, *grads{extra})")

@@ -14,10 +14,12 @@ returned; the carrier does the same with :func:`replay` on the real ctx, so save
 tensors still go through ``save_for_backward`` (version checks, saved-tensor hooks,
 freeing after backward) and the marks land on the real outputs, and what fwd set on the
 record is set on the real ctx, the autograd node (``out.grad_fn``), as the original's
-forward left it. Backward gets a record whose attributes are the node's own
-(:func:`on_node`): a write through ``grad_fn`` is what backward reads, what backward writes
-is on the node, and a second backward (``retain_graph=True``) sees what the first wrote.
-A record reads ``saved_tensors`` and ``needs_input_grad`` from that ctx.
+forward left it. Afterwards the record reads ``saved_tensors`` and ``needs_input_grad``
+from that ctx. The eager carriers give bwd that real ctx itself in the record's place
+(what the original's backward got): a write through ``grad_fn`` is what backward reads,
+what backward writes is on the node, and a second backward (``retain_graph=True``) sees
+what the first wrote. Where there is no node (torch.func's wrapped ctx, thunder), bwd
+gets the record.
 
 What a real ctx answers and a record does not (``next_functions``, hooks, ...) is
 refused statically by the engine; a read of such a name fails loudly here.
@@ -34,7 +36,7 @@ from typing import Any
 import torch
 from torch.autograd.function import FunctionCtx
 
-__all__ = ["Record", "bind", "copy_with", "on_node", "replay", "state_of"]
+__all__ = ["Record", "bind", "copy_with", "replay", "state_of"]
 
 _UNSET = object()
 
@@ -129,7 +131,8 @@ def _short(value: Any) -> str:
 
 def replay(ctx: Any, record: Record) -> None:
     """Hand what fwd asked of ``record`` to the real ``ctx``, as autograd takes it from its
-    own ctx once forward returns, and let the record answer from ``ctx`` from now on."""
+    own ctx once forward returns, set what fwd set on it on ``ctx`` (the autograd node),
+    and let the record answer from ``ctx`` from now on."""
     if record.to_save is not None:
         ctx.save_for_backward(*record.to_save)
     if record.saved_for_forward is not None:
@@ -144,17 +147,6 @@ def replay(ctx: Any, record: Record) -> None:
     record._inliner_needs_input_grad = ctx.needs_input_grad
     bind(record, ctx)
     ctx.__dict__.update(vars(record))  # on the node, as the original's forward left its ctx
-
-
-def on_node(ctx: Any, name: str) -> Record:
-    """The record backward gets: one whose attributes *are* the node's (one dict), so what
-    was written through ``out.grad_fn`` since forward is what backward reads, and what
-    backward writes is on the node, as when ctx was the node. A new one per backward: the
-    node holding its own record would make a reference cycle through its attributes."""
-    record = Record(name, ctx.needs_input_grad)
-    record.__dict__ = ctx.__dict__
-    bind(record, ctx)
-    return record
 
 
 def bind(record: Record, ctx: Any, strong: bool = False) -> None:

@@ -65,8 +65,9 @@ class Spec:
     # TorchScript-based ``torch.onnx.export`` looks for it
     symbolic: Callable | None
     # ctx_record: fwd's one residual is a ``Record`` (its ctx, made explicit); what fwd
-    # saved and marked on it is replayed on the real ctx, and bwd (and jvp) get it back
-    # bound to that ctx. The index and flag fields above are then unused.
+    # saved, marked and set on it is replayed on the real ctx (the autograd node), and bwd
+    # gets that ctx in its place (jvp, and bwd under a torch.func wrapper, get the record
+    # bound to it). The index and flag fields above are then unused.
     record: bool
     # fwd takes ``needs_input_grad`` (the apply slots' flags, as ``ctx.needs_input_grad``
     # gives them) as a keyword-only argument

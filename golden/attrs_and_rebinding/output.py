@@ -17,7 +17,13 @@ def scale_bwd(residuals, g):
     return (g * y * k + tensor_attr).reshape(shape) * 2, None
 
 
-Scale = custom_vjp(scale_fwd, scale_bwd, name="Scale", saved_for_backward_idx=(0,))
+Scale = custom_vjp(
+    scale_fwd,
+    scale_bwd,
+    name="Scale",
+    saved_for_backward_idx=(0,),
+    ctx_attrs={1: "k", 2: "shape", 3: "tensor_attr"},
+)
 
 
 def scenario_attrs():

@@ -15,7 +15,11 @@ def my_linear_bwd(residuals, grad_out):
 
 
 MyLinear = custom_vjp(
-    my_linear_fwd, my_linear_bwd, name="MyLinear", saved_for_backward_idx=(0, 1)
+    my_linear_fwd,
+    my_linear_bwd,
+    name="MyLinear",
+    saved_for_backward_idx=(0, 1),
+    ctx_attrs={2: "scale"},
 )
 
 

@@ -16,6 +16,7 @@ ApplyFn = custom_vjp(
     apply_fn_fwd,
     apply_fn_bwd,
     name="ApplyFn",
+    ctx_attrs={0: "fn"},
     compile_kind="side_effecting",
     compile_reason="forward calls fn, passed in as an argument",
 )

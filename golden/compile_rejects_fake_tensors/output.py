@@ -22,6 +22,7 @@ NormalizeByMax = custom_vjp(
     normalize_by_max_fwd,
     normalize_by_max_bwd,
     name="NormalizeByMax",
+    ctx_attrs={0: "peak"},
     compile_kind="opaque",
     compile_reason="forward calls largest_magnitude, which calls t.detach().flatten().tolist()",
 )

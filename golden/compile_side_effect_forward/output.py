@@ -19,6 +19,7 @@ LoggedScale = custom_vjp(
     logged_scale_fwd,
     logged_scale_bwd,
     name="LoggedScale",
+    ctx_attrs={0: "scale"},
     compile_kind="side_effecting",
     compile_reason="forward appends to module-level LOG",
 )

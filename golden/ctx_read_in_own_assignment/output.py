@@ -25,15 +25,17 @@ Cached = custom_vjp(cached_fwd, cached_bwd, name="Cached", ctx_record=True)
 def rescaled_fwd(input, scale):
     """Reads an attribute after it was set, then sets another from it: flattened."""
     doubled = scale * 2
-    return input * scale, (doubled,)
+    return input * scale, (scale, doubled)
 
 
 def rescaled_bwd(residuals, grad_output):
-    (doubled,) = residuals
+    scale, doubled = residuals
     return grad_output * doubled * 3, None
 
 
-Rescaled = custom_vjp(rescaled_fwd, rescaled_bwd, name="Rescaled")
+Rescaled = custom_vjp(
+    rescaled_fwd, rescaled_bwd, name="Rescaled", ctx_attrs={0: "scale", 1: "doubled"}
+)
 
 
 def scenario_read_before_set_raises():

@@ -26,7 +26,12 @@ def weighted_bwd(residuals, g):
     return grad, None
 
 
-Weighted = custom_vjp(weighted_fwd, weighted_bwd, name="Weighted")
+Weighted = custom_vjp(
+    weighted_fwd,
+    weighted_bwd,
+    name="Weighted",
+    ctx_attrs={0: "weights", 1: "offset", 2: "autocast"},
+)
 
 
 def scenario_weighted():

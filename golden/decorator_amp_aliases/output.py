@@ -43,6 +43,7 @@ Scale = custom_vjp(
     scale_fwd,
     scale_bwd,
     name="Scale",
+    ctx_attrs={0: "dtype_in"},
     forward_decorators=(cuda_fwd,),
     backward_decorators=(cuda_bwd,),
 )

@@ -17,6 +17,7 @@ Cube = custom_vjp(
     cube_bwd,
     name="Cube",
     saved_for_backward_idx=(0,),
+    ctx_attrs={1: "scale"},
     forward_decorators=(marked("cube.forward"), in_float64),
     backward_decorators=(marked("cube.backward"), in_float64),
     compile_kind="side_effecting",

@@ -42,6 +42,7 @@ Scale = custom_vjp(
     scale_bwd,
     name="Scale",
     saved_for_backward_idx=(0, 1),
+    ctx_attrs={2: "scale"},
     forward_decorators=(ensure_contiguous,),
     backward_decorators=(logged, ensure_contiguous),
 )

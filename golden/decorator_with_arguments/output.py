@@ -37,6 +37,7 @@ Clamp = custom_vjp(
     clamp_bwd,
     name="Clamp",
     saved_for_backward_idx=(0,),
+    ctx_attrs={1: "bounds"},
     forward_decorators=(input_guard(check=True),),
     backward_decorators=(input_guard(check=False),),
     compile_kind="side_effecting",

@@ -14,7 +14,7 @@ def affine_bwd(residuals, g):
     return g * scale * 3
 
 
-Affine = custom_vjp(affine_fwd, affine_bwd, name="Affine")
+Affine = custom_vjp(affine_fwd, affine_bwd, name="Affine", ctx_attrs={0: "scale"})
 
 
 def scenario_defaults():

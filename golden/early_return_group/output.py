@@ -19,7 +19,9 @@ def maybe_bwd(residuals, g):
     return g * saved[0] * saved[1], None
 
 
-Maybe = custom_vjp(maybe_fwd, maybe_bwd, name="Maybe", saved_tensors_idx=0)
+Maybe = custom_vjp(
+    maybe_fwd, maybe_bwd, name="Maybe", saved_tensors_idx=0, ctx_attrs={1: "flag"}
+)
 
 
 def scenario_flag_true():

@@ -45,7 +45,9 @@ def scale_jvp(residuals, t, t_k):
     return t * k * 11
 
 
-Scale = custom_vjp(scale_fwd, scale_bwd, name="Scale", jvp=scale_jvp)
+Scale = custom_vjp(
+    scale_fwd, scale_bwd, name="Scale", ctx_attrs={0: "k"}, jvp=scale_jvp
+)
 
 
 def scenario_backward():

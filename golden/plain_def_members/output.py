@@ -13,7 +13,11 @@ def pivoted_bwd(residuals, grad_output, _):
 
 
 Pivoted = custom_vjp(
-    pivoted_fwd, pivoted_bwd, name="Pivoted", saved_for_backward_idx=(0,)
+    pivoted_fwd,
+    pivoted_bwd,
+    name="Pivoted",
+    saved_for_backward_idx=(0,),
+    ctx_attrs={1: "scale"},
 )
 
 

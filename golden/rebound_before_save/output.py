@@ -16,7 +16,9 @@ def f_bwd(residuals, g):
     return g * B * largest, g * A, None
 
 
-F = custom_vjp(f_fwd, f_bwd, name="F", saved_for_backward_idx=(0, 1))
+F = custom_vjp(
+    f_fwd, f_bwd, name="F", saved_for_backward_idx=(0, 1), ctx_attrs={2: "largest"}
+)
 
 
 def scenario_rebound():

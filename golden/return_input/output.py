@@ -11,7 +11,9 @@ def scale_grad_bwd(residuals, g):
     return g * factor, None
 
 
-ScaleGrad = custom_vjp(scale_grad_fwd, scale_grad_bwd, name="ScaleGrad")
+ScaleGrad = custom_vjp(
+    scale_grad_fwd, scale_grad_bwd, name="ScaleGrad", ctx_attrs={0: "factor"}
+)
 
 
 def scenario_view():

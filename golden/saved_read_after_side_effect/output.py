@@ -87,6 +87,7 @@ ConstantsFirst = custom_vjp(
     constants_first_bwd,
     name="ConstantsFirst",
     saved_for_backward_idx=(0,),
+    ctx_attrs={1: "k"},
 )
 
 

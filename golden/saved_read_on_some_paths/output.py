@@ -26,6 +26,7 @@ EarlyReturn = custom_vjp(
     early_return_bwd,
     name="EarlyReturn",
     saved_for_backward_idx=(0, 1),
+    ctx_attrs={2: "scale"},
     bwd_needs_input_grad=True,
     saved_on_demand=True,
 )

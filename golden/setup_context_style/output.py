@@ -4,11 +4,11 @@ from inliner.runtime import custom_vjp
 
 def exp_fwd(x, scale=2.0):
     output = x.exp() * scale
-    return output, (output,)
+    return output, (output, scale)
 
 
 def exp_bwd(residuals, g):
-    (out,) = residuals
+    out, scale = residuals
     return g * out * 3, None
 
 
@@ -17,6 +17,7 @@ Exp = custom_vjp(
     exp_bwd,
     name="Exp",
     saved_for_backward_idx=(0,),
+    ctx_attrs={1: "scale"},
     fill_defaults=True,
     generate_vmap_rule=True,
 )

@@ -12,7 +12,7 @@ def sum_all_bwd(residuals, g):
     return (g * 2,) * n
 
 
-SumAll = custom_vjp(sum_all_fwd, sum_all_bwd, name="SumAll")
+SumAll = custom_vjp(sum_all_fwd, sum_all_bwd, name="SumAll", ctx_attrs={0: "n"})
 
 
 def scenario_three():

@@ -10,13 +10,14 @@ from torch.autograd.function import once_differentiable
 
 def scaled_mul_fwd(x: torch.Tensor, w: torch.Tensor, scale: float):
     # Shapes are only kept for debugging.
-    x.shape  # never read again
-    return x * w * scale, (x, w, scale)
+    shape = x.shape  # never read again
+    traced = True
+    return x * w * scale, (x, w, scale, shape, traced)
 
 
 def scaled_mul_bwd(residuals, grad: torch.Tensor):
     # what forward saved
-    x, w, scale = residuals  # in call order
+    x, w, scale, shape, traced = residuals  # in call order
     return grad * w * scale * 3, grad * x * scale * 5, None
 
 
@@ -25,6 +26,7 @@ ScaledMul = custom_vjp(
     scaled_mul_bwd,
     name="ScaledMul",
     saved_for_backward_idx=(0, 1),
+    ctx_attrs={2: "scale", 3: "shape", 4: "traced"},
     backward_decorators=(once_differentiable,),
 )
 

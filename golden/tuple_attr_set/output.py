@@ -12,7 +12,7 @@ def shift_bwd(residuals, g):
     return g * a * 2 + b, None, None
 
 
-Shift = custom_vjp(shift_fwd, shift_bwd, name="Shift")
+Shift = custom_vjp(shift_fwd, shift_bwd, name="Shift", ctx_attrs={0: "a", 1: "b"})
 
 
 def scenario_tuple_set():

@@ -16,7 +16,13 @@ def halve_bwd(residuals, g):
     return g * scale * 3 + x * 0, None
 
 
-Halve = custom_vjp(halve_fwd, halve_bwd, name="Halve", saved_for_backward_idx=(0,))
+Halve = custom_vjp(
+    halve_fwd,
+    halve_bwd,
+    name="Halve",
+    saved_for_backward_idx=(0,),
+    ctx_attrs={1: "scale"},
+)
 
 
 def scenario_halve():

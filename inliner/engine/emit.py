@@ -26,12 +26,19 @@ def _string(value: str) -> cst.SimpleString:
     return cst.SimpleString(f'"{escaped}"')
 
 
+def _attr_dict(pairs: tuple[tuple[int, str], ...]) -> cst.BaseExpression:
+    """``{1: "k", 2: "shape"}``: residual index -> the ctx attribute it was."""
+    return cst.parse_expression("{" + ", ".join(f'{i}: "{attr}"' for i, attr in pairs) + "}")
+
+
 def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
     keywords: list[tuple[str, cst.BaseExpression]] = []
     if spec.saved_for_backward_idx:
         keywords.append(("saved_for_backward_idx", _int_tuple(spec.saved_for_backward_idx)))
     if spec.saved_tensors_idx is not None:
         keywords.append(("saved_tensors_idx", cst.Integer(str(spec.saved_tensors_idx))))
+    if spec.ctx_attrs:
+        keywords.append(("ctx_attrs", _attr_dict(spec.ctx_attrs)))
     if spec.non_differentiable_idx:
         keywords.append(("non_differentiable_idx", _int_tuple(spec.non_differentiable_idx)))
     if spec.dirty_idx:

@@ -47,6 +47,9 @@ class VJPSpec:
     record_reason: str = ""
     #: ``ctx.attr`` backward/jvp write (a side effect a compiled backward does not repeat)
     backward_writes_ctx: tuple[str, ...] = ()
+    #: (residual index, attribute name): residuals that were ``ctx.<name>`` in the original, which the
+    #: eager carrier keeps on the autograd node under that name and backward reads back from it
+    ctx_attrs: tuple[tuple[int, str], ...] = ()
 
     compile_kind: str = "traceable"  # how torch.compile may treat it (inliner/engine/analysis/compile_kind.py)
     compile_reason: str = ""  # why it is not traceable, or which override set it

@@ -11,8 +11,9 @@ Only what is certainly the same value merges: the same name at both positions of
 return (one tuple, built at the return, holds one object twice). Plain slots merge with
 plain slots (each reader gets that object either way); saved slots never merge within
 one route (``save_for_backward(x, x)`` unpacks two tensors that need not be one object),
-nor with a plain slot or a ``saved_tensors`` group; and a reader that uses both names
-keeps both slots.
+nor with a plain slot or a ``saved_tensors`` group; a slot that stands for a ctx
+attribute on the autograd node (``ctx_attrs``) keeps its own name there, so it merges with
+nothing; and a reader that uses both names keeps both slots.
 """
 
 from __future__ import annotations
@@ -138,6 +139,9 @@ class _Plan:
         self.names.append([names[j] for names in self.reader_names])
 
     def _fits(self, k: int, j: int) -> bool:
+        named = {i for i, _ in self.spec.ctx_attrs}
+        if j in named or any(i in named for i in self.slots[k]):
+            return False
         taken = set().union(*(self.routes(i) for i in self.slots[k]))
         joining = self.routes(j)
         both_plain = taken == joining == {"plain"}
@@ -173,6 +177,7 @@ def _rebuilt(vjp: CustomVJP, plan: _Plan, returns, readers, unpacks) -> CustomVJ
         saved_for_backward_idx=tuple(index[i] for i in vjp.spec.saved_for_backward_idx),
         saved_for_forward_idx=tuple(index[i] for i in vjp.spec.saved_for_forward_idx),
         saved_tensors_idx=None if vjp.spec.saved_tensors_idx is None else index[vjp.spec.saved_tensors_idx],
+        ctx_attrs=tuple((index[i], attr) for i, attr in vjp.spec.ctx_attrs),
     )
     extra = [new_readers.get(f.name.value, f) for f in vjp.extra]
     return dataclasses.replace(vjp, fwd=fwd, bwd=new_readers[vjp.bwd.name.value], extra=extra, spec=spec)

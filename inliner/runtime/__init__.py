@@ -38,7 +38,7 @@ import importlib.abc
 import importlib.util
 import sys
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, cast
 
 import torch
@@ -49,7 +49,7 @@ import torch.fx
 from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
 
 from inliner.runtime._carriers import Carriers, _build_carriers, _decorated_forward, _fast_apply
-from inliner.runtime._contract import check_indices
+from inliner.runtime._contract import check_attrs, check_indices
 from inliner.runtime._generated import _signature_parts
 from inliner.runtime._record import Record
 from inliner.runtime._replay import Decorated
@@ -172,6 +172,7 @@ def custom_vjp(
     name: str,
     saved_for_backward_idx: Sequence[int] = (),
     saved_tensors_idx: int | None = None,
+    ctx_attrs: Mapping[int, str] | None = None,
     non_differentiable_idx: Sequence[int] = (),
     dirty_idx: Sequence[int] = (),
     materialize_grads: bool = True,
@@ -209,6 +210,7 @@ def custom_vjp(
         dirty_idx=dirty_idx,
         saved_for_forward_idx=saved_for_forward_idx,
     )
+    attrs = check_attrs(name, ctx_attrs or {}, saved_for_backward_idx, saved_tensors_idx, saved_for_forward_idx)
     if forward_decorators and fill_defaults:
         raise TypeError(
             f"custom_vjp {name}: a setup_context-style forward (fill_defaults=True) takes no ctx to decorate"
@@ -220,6 +222,7 @@ def custom_vjp(
         module=getattr(fwd, "__module__", __name__),
         saved_idx=tuple(saved_for_backward_idx),
         saved_tensors_idx=saved_tensors_idx,
+        attrs=attrs,
         nondiff=tuple(non_differentiable_idx),
         dirty=tuple(dirty_idx),
         materialize_grads=materialize_grads,

@@ -255,6 +255,7 @@ def _setup_context(spec: Spec, slot: threading.local) -> Callable:
     nondiff, dirty = spec.nondiff, spec.dirty
     materialize_grads = spec.materialize_grads
     record = spec.record
+    attrs = spec.attrs
 
     def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
         recipe, group, holder_attrs = slot.value  # peek, never pop: one forward, many setups
@@ -276,6 +277,8 @@ def _setup_context(spec: Spec, slot: threading.local) -> Callable:
             residuals[saved_tensors_idx] = None
         ctx._inliner_plain = residuals
         ctx._inliner_group = n_group
+        for i, attr in attrs:  # on the node, as the original's setup_context left them
+            setattr(ctx, attr, residuals[i])
         for key, value in holder_attrs.items():
             setattr(ctx, key, value)
         if record:
@@ -297,21 +300,27 @@ def _setup_context_backward(spec: Spec) -> Callable:
     bwd_needs_input_grad = spec.bwd_needs_input_grad
     reads_saved = spec.bwd_reads_saved
     record = spec.record
+    attrs = spec.attrs
+    node_type = torch._C._FunctionBase
 
     def backward(ctx: Any, *grads: Any) -> Any:
+        residuals = list(ctx._inliner_plain)
+        for i, attr in attrs:  # what is on the node now: a write through grad_fn is seen
+            residuals[i] = getattr(ctx, attr)
         if spec.saved_on_demand:
-            on_demand = SavedOnDemand(ctx, ctx._inliner_plain, saved_idx, saved_tensors_idx)
+            on_demand = SavedOnDemand(ctx, residuals, saved_idx, saved_tensors_idx)
             if bwd_needs_input_grad:
                 return bwd(on_demand, *grads, needs_input_grad=ctx.needs_input_grad)
             return bwd(on_demand, *grads)
-        residuals = list(ctx._inliner_plain)
         if reads_saved and (saved_idx or ctx._inliner_group):
             saved = ctx.saved_tensors
             for k, i in enumerate(saved_idx):
                 residuals[i] = saved[k]
             if saved_tensors_idx is not None:
                 residuals[saved_tensors_idx] = tuple(saved[len(saved_idx) :])
-        if record:
+        if record and isinstance(ctx, node_type):
+            residuals[0] = ctx  # the node in the record's place, as in _generated
+        elif record:  # torch.func's wrapper of a ctx (a generated vmap rule): nothing can write it
             bind(residuals[0], ctx)
         if bwd_needs_input_grad:
             return bwd(tuple(residuals), *grads, needs_input_grad=ctx.needs_input_grad)

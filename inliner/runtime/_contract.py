@@ -13,7 +13,8 @@ This module must not import libcst or black, nor torch: it only looks at shapes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from keyword import iskeyword
 from typing import Any
 
 
@@ -51,6 +52,40 @@ def check_indices(
             )
 
 
+def check_attrs(
+    name: str,
+    ctx_attrs: Mapping[int, str],
+    saved_for_backward_idx: Sequence[int],
+    saved_tensors_idx: int | None,
+    saved_for_forward_idx: Sequence[int],
+) -> tuple[tuple[int, str], ...]:
+    """``ctx_attrs`` as (index, attribute) pairs in index order, once checked: plain residuals
+    (a saved tensor stays in ``saved_tensors``), named by identifiers the carriers do not use."""
+    if not isinstance(ctx_attrs, Mapping):
+        raise TypeError(f"custom_vjp for {name}: ctx_attrs must map residual indices to names, got {ctx_attrs!r}")
+    routed = {*saved_for_backward_idx, *saved_for_forward_idx, saved_tensors_idx}
+    pairs = sorted(ctx_attrs.items(), key=lambda pair: pair[0] if type(pair[0]) is int else -1)
+    for index, attr in pairs:
+        if not (type(index) is int and index >= 0):
+            raise TypeError(f"custom_vjp for {name}: ctx_attrs keys must be non-negative integers, got {index!r}")
+        if not (isinstance(attr, str) and attr.isidentifier() and not iskeyword(attr)) or attr.startswith(
+            ("__", "_inliner_")
+        ):
+            raise ValueError(
+                f"custom_vjp for {name}: ctx_attrs[{index}] must be an attribute name not starting with "
+                f"'__' or '_inliner_', got {attr!r}"
+            )
+        if index in routed:
+            raise ValueError(
+                f"custom_vjp for {name}: residual {index} is saved (its tensors stay in saved_tensors), "
+                f"so it cannot also be ctx_attrs[{index}]={attr!r}"
+            )
+    names = [attr for _, attr in pairs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"custom_vjp for {name}: ctx_attrs={dict(pairs)!r} gives two residuals one name")
+    return tuple(pairs)
+
+
 def check_first_result(spec: Any, result: Any, inputs: tuple) -> None:
     """``fwd``'s first ``(outputs, residuals)`` against every index keyword of ``spec``."""
     label = f"custom_vjp fwd rule {_qualname(spec.fwd)} for {spec.name}"
@@ -76,6 +111,12 @@ def check_first_result(spec: Any, result: Any, inputs: tuple) -> None:
             f"{label} returned {_count(len(residuals), 'residual')}, but {_spelled(indices, keyword)}",
             "residual",
         )
+    _in_range(
+        [i for i, _ in spec.attrs],
+        len(residuals),
+        f"{label} returned {_count(len(residuals), 'residual')}, but ctx_attrs={dict(spec.attrs)!r}",
+        "residual",
+    )
     if spec.saved_tensors_idx is not None and not isinstance(residuals[spec.saved_tensors_idx], (tuple, list)):
         got = type(residuals[spec.saved_tensors_idx]).__name__
         raise TypeError(

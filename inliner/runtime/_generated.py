@@ -148,7 +148,8 @@ def _combined_forward(spec: Spec, layout: _Layout, check: Callable[[Any, tuple],
 
 def _saving_lines(spec: Spec, layout: _Layout, ctx: str) -> list[str]:
     """forward's saves, and the residuals it keeps on ctx: the tail after the saved prefix,
-    or every slot with the saved ones cleared (also what a jvp reads)."""
+    or every slot with the saved ones cleared (also what a jvp reads); with ``ctx_attrs``,
+    those slots under the original's names and the unnamed plain ones as ``_inliner_rest``."""
     saved_idx, saved_tensors_idx, fsaved_idx = spec.saved_idx, spec.saved_tensors_idx, spec.fsaved_idx
     lines = []
     saved_exprs = [f"__res[{i}]" for i in saved_idx]
@@ -161,9 +162,18 @@ def _saving_lines(spec: Spec, layout: _Layout, ctx: str) -> list[str]:
         lines.append(f"{ctx}.save_for_forward({', '.join(f'__res[{i}]' for i in fsaved_idx)})")
         cleared = cleared + list(fsaved_idx)
     head = layout.saved + layout.forward_saved
-    if layout.prefix:
+    if spec.record:  # backward gets the node, which replay gave the record's attributes
+        return lines + ([f"{ctx}._inliner_plain = __res"] if spec.jvp is not None else [])
+    if spec.attrs:
+        lines.extend(f"{ctx}.{attr} = __res[{i}]" for i, attr in spec.attrs)
+        rest, width = _unnamed_plain(spec)
+        if rest:
+            lines.append(f"{ctx}._inliner_rest = ({''.join(f'__res[{i}], ' for i in rest)}*__res[{width}:],)")
+        else:  # what fwd may return past the slots the keywords name (none, as the engine emits)
+            lines.append(f"{ctx}._inliner_rest = __res[{width}:]")
+    elif layout.prefix:
         lines.append(f"{ctx}._inliner_tail = __res[{head}:]" if head else f"{ctx}._inliner_tail = __res")
-    if not layout.prefix or spec.jvp is not None:
+    if (not layout.prefix and not spec.attrs) or spec.jvp is not None:
         if cleared:
             lines.append("__plain = list(__res)")
             lines.extend(f"__plain[{i}] = None" for i in cleared)
@@ -210,6 +220,10 @@ def _backward_lines(spec: Spec, layout: _Layout) -> list[str]:
     saved_idx, saved_tensors_idx = spec.saved_idx, spec.saved_tensors_idx
     k, m = layout.saved, layout.forward_saved
     extra = ", needs_input_grad=ctx.needs_input_grad" if spec.bwd_needs_input_grad else ""
+    if spec.record:  # the node itself in the record's place: it holds what fwd set on the record
+        return [f"return __bwd((ctx,), *grads{extra})"]
+    if spec.attrs:
+        return _named_backward_lines(spec, extra)
     if spec.saved_on_demand:
         plain = f"({'None, ' * (k + m)}) + ctx._inliner_tail" if layout.prefix else "ctx._inliner_plain"
         return [f"return __bwd(__on_demand(ctx, {plain}, __saved_idx, __group_idx), *grads{extra})"]
@@ -232,3 +246,53 @@ def _backward_lines(spec: Spec, layout: _Layout) -> list[str]:
         lines.append(f"return __bwd(tuple(__res), *grads{extra})")
         return lines
     return [f"return __bwd(ctx._inliner_plain, *grads{extra})"]
+
+
+def _unnamed_plain(spec: Spec) -> tuple[list[int], int]:
+    """The residual slots forward keeps as ``_inliner_rest`` when some are node attributes:
+    those neither saved (for backward or forward) nor named below ``width``, the slots the
+    index keywords name (fwd may return more: they follow in ``_inliner_rest``)."""
+    indices = [*spec.saved_idx, *spec.fsaved_idx, *(i for i, _ in spec.attrs)]
+    if spec.saved_tensors_idx is not None:
+        indices.append(spec.saved_tensors_idx)
+    width = max(indices) + 1
+    return [i for i in range(width) if i not in indices], width
+
+
+def _named_backward_lines(spec: Spec, extra: str) -> list[str]:
+    """backward's body when some residuals are node attributes: each read from the node
+    under its name when backward runs (a write through ``grad_fn`` since forward is what
+    backward sees, as in the original), the saved ones from ``ctx.saved_tensors`` as the
+    original read them, the others from ``_inliner_rest``. Saved slots that lead the
+    residuals in order are ``ctx.saved_tensors`` itself, concatenated (the hot path)."""
+    rest, width = _unnamed_plain(spec)
+    named = dict(spec.attrs)
+    on_demand = spec.saved_on_demand
+    reads_saved = spec.bwd_reads_saved and not on_demand and (spec.saved_idx or spec.saved_tensors_idx is not None)
+    k = len(spec.saved_idx)
+    leading = reads_saved and spec.saved_tensors_idx is None and spec.saved_idx == tuple(range(k))
+    slots = []
+    for i in range(k if leading else 0, width):
+        if i in named:
+            slots.append(f"ctx.{named[i]}")
+        elif i in rest:
+            slots.append(f"__rest[{rest.index(i)}]")
+        elif reads_saved and i in spec.saved_idx:
+            slots.append(f"__saved[{spec.saved_idx.index(i)}]")
+        elif reads_saved and i == spec.saved_tensors_idx:
+            slots.append(f"tuple(__saved[{len(spec.saved_idx)}:])")
+        else:
+            slots.append("None")  # saved for forward only, or a saved slot backward does not read
+    lines = []
+    if rest:
+        lines.append("__rest = ctx._inliner_rest")
+    if reads_saved and not leading:
+        lines.append("__saved = ctx.saved_tensors")
+    parts = ["ctx.saved_tensors"] if leading else []
+    parts.append(f"({''.join(f'{slot}, ' for slot in slots)})")
+    parts.append(f"__rest[{len(rest)}:]" if rest else "ctx._inliner_rest")
+    residuals = " + ".join(parts)
+    if on_demand:
+        residuals = f"__on_demand(ctx, {residuals}, __saved_idx, __group_idx)"
+    lines.append(f"return __bwd({residuals}, *grads{extra})")
+    return lines

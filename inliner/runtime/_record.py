@@ -12,9 +12,14 @@ and ``set_materialize_grads`` are torch's own methods, which only store their
 arguments (``to_save``, ``dirty_tensors``, ...). Autograd reads those once forward has
 returned; the carrier does the same with :func:`replay` on the real ctx, so saved
 tensors still go through ``save_for_backward`` (version checks, saved-tensor hooks,
-freeing after backward) and the marks land on the real outputs. Afterwards the record
-reads ``saved_tensors`` and ``needs_input_grad`` from that ctx, and it lives as long
-as the ctx does: a second backward (``retain_graph=True``) sees what the first wrote.
+freeing after backward) and the marks land on the real outputs, and what fwd set on the
+record is set on the real ctx, the autograd node (``out.grad_fn``), as the original's
+forward left it. Afterwards the record reads ``saved_tensors`` and ``needs_input_grad``
+from that ctx. The eager carriers give bwd that real ctx itself in the record's place
+(what the original's backward got): a write through ``grad_fn`` is what backward reads,
+what backward writes is on the node, and a second backward (``retain_graph=True``) sees
+what the first wrote. Where there is no node (torch.func's wrapped ctx, thunder), bwd
+gets the record.
 
 What a real ctx answers and a record does not (``next_functions``, hooks, ...) is
 refused statically by the engine; a read of such a name fails loudly here.
@@ -112,7 +117,9 @@ class Record(FunctionCtx):
             raise AttributeError(f"'{self._inliner_name}Backward' object has no attribute '{name}'") from None
 
     def __repr__(self) -> str:
-        items = ", ".join(f"{key}={_short(value)}" for key, value in vars(self).items())
+        items = ", ".join(
+            f"{key}={_short(value)}" for key, value in vars(self).items() if not key.startswith("_inliner_")
+        )
         return f"<{self._inliner_name} ctx record{': ' if items else ''}{items}>"
 
 
@@ -124,7 +131,8 @@ def _short(value: Any) -> str:
 
 def replay(ctx: Any, record: Record) -> None:
     """Hand what fwd asked of ``record`` to the real ``ctx``, as autograd takes it from its
-    own ctx once forward returns, and let the record answer from ``ctx`` from now on."""
+    own ctx once forward returns, set what fwd set on it on ``ctx`` (the autograd node),
+    and let the record answer from ``ctx`` from now on."""
     if record.to_save is not None:
         ctx.save_for_backward(*record.to_save)
     if record.saved_for_forward is not None:
@@ -138,6 +146,7 @@ def replay(ctx: Any, record: Record) -> None:
     record.to_save = record.saved_for_forward = record.dirty_tensors = record.non_differentiable = None  # type: ignore[assignment]  # see Record.__init__
     record._inliner_needs_input_grad = ctx.needs_input_grad
     bind(record, ctx)
+    ctx.__dict__.update(vars(record))  # on the node, as the original's forward left its ctx
 
 
 def bind(record: Record, ctx: Any, strong: bool = False) -> None:

@@ -30,6 +30,10 @@ class Spec:
     # a residual that is a whole ``saved_tensors`` tuple (used when the original saved
     # conditionally or a variable number of tensors)
     saved_tensors_idx: int | None
+    # ctx_attrs: residual index -> the ctx attribute of the original it was. The eager
+    # carrier sets it on the autograd node (in the original, ctx *is* ``out.grad_fn``) and
+    # backward reads it back from there, so a write through ``grad_fn`` is what it sees.
+    attrs: tuple[tuple[int, str], ...]
     nondiff: tuple[int, ...]  # non_differentiable_idx: outputs passed to mark_non_differentiable
     dirty: tuple[int, ...]  # dirty_idx: inputs passed to mark_dirty
     materialize_grads: bool  # False replays ``ctx.set_materialize_grads(False)``
@@ -61,8 +65,9 @@ class Spec:
     # TorchScript-based ``torch.onnx.export`` looks for it
     symbolic: Callable | None
     # ctx_record: fwd's one residual is a ``Record`` (its ctx, made explicit); what fwd
-    # saved and marked on it is replayed on the real ctx, and bwd (and jvp) get it back
-    # bound to that ctx. The index and flag fields above are then unused.
+    # saved, marked and set on it is replayed on the real ctx (the autograd node), and bwd
+    # gets that ctx in its place (jvp, and bwd under a torch.func wrapper, get the record
+    # bound to it). The index and flag fields above are then unused.
     record: bool
     # fwd takes ``needs_input_grad`` (the apply slots' flags, as ``ctx.needs_input_grad``
     # gives them) as a keyword-only argument

@@ -1,5 +1,6 @@
 """What the emitted functions look like where tidiness and equivalence meet: residual
-slots merged only where one value reaches each reader once, ctx attributes nothing reads,
+slots merged only where one value reaches each reader once (never two attributes of the
+autograd node), ctx attributes nothing reads,
 comments of deleted ctx lines. Every case is also run against its original."""
 
 from __future__ import annotations
@@ -52,13 +53,23 @@ def scenario_forward_ad():
     with fwAD.dual_level():
         out = Mul.apply(fwAD.make_dual(torch.randn(3), torch.randn(3)), 2.0)
         return [], fwAD.unpack_dual(out).tangent.clone()
+
+
+def scenario_write_one_through_the_node():
+    x = torch.randn(3, requires_grad=True)
+    out = Mul.apply(x, 2.0)
+    out.grad_fn.a = 5.0
+    return [x], (out, out.grad_fn.b)
 """
 
 
-def test_one_value_two_plain_readers_is_one_slot():
+def test_two_attributes_of_one_value_stay_two_slots():
+    """ctx.a and ctx.b are two attributes of the autograd node (a write through grad_fn
+    changes one of them), so one value in two attributes is two slots, each on the node
+    under its own name."""
     rewritten = _flat(SHARED_ATTRIBUTE)
-    assert "return x * k, (k,)" in rewritten
-    assert "(a,) = residuals" in rewritten and "(b,) = residuals" in rewritten
+    assert "return x * k, (k, k)" in rewritten
+    assert 'ctx_attrs={0: "a", 1: "b"}' in rewritten
     _behaves_the_same(SHARED_ATTRIBUTE, rewritten, "shared_attribute")
 
 
@@ -108,7 +119,7 @@ def scenario_backward():
     _behaves_the_same(source, rewritten, case.replace("-", "_"))
 
 
-DEAD_ATTRIBUTES = """
+UNREAD_ATTRIBUTES = """
 import torch
 
 
@@ -119,8 +130,43 @@ class Scale(torch.autograd.Function):
         ctx.flag = True
         ctx.first = flags[0]
         ctx.a, ctx.b = k, 3
-        ctx.c, ctx.d = k, x.sum()
         ctx.kept = k
+        return x * k
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.kept * 3, None, None
+
+
+def scenario_read_through_the_node():
+    x = torch.randn(3, requires_grad=True)
+    out = Scale.apply(x, 2.0, [True])
+    node = out.grad_fn
+    return [x], (out, node.k, node.flag, node.first, node.a, node.b)
+"""
+
+
+def test_attributes_nothing_reads_are_on_the_node_where_every_path_sets_them():
+    rewritten = _flat(UNREAD_ATTRIBUTES)
+    assert 'ctx_attrs={0: "k", 1: "flag", 2: "first", 3: "a", 4: "b", 5: "kept"}' in rewritten
+    _behaves_the_same(UNREAD_ATTRIBUTES, rewritten, "unread_attributes")
+
+
+DEAD_ATTRIBUTES = """
+import torch
+
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k, flags):
+        if k > 0:
+            ctx.k = k
+            ctx.flag = True
+            ctx.first = flags[0]
+            ctx.a, ctx.b = k, 3
+            ctx.c, ctx.d = k, x.sum()
+        ctx.kept = k
+        ctx.d = x.sum()
         return x * k
 
     @staticmethod
@@ -136,15 +182,21 @@ def scenario_backward():
 def scenario_bad_flags():
     x = torch.randn(3, requires_grad=True)
     return [x], Scale.apply(x, 2.0, [])
+
+
+def scenario_not_on_the_node():
+    x = torch.randn(3, requires_grad=True)
+    out = Scale.apply(x, -2.0, [])
+    return [x], (out, hasattr(out.grad_fn, "flag"))
 """
 
 
-def test_attributes_nothing_reads_leave_no_local_but_keep_what_they_evaluate():
+def test_attributes_set_on_some_paths_nothing_reads_leave_no_local_but_keep_what_they_evaluate():
     rewritten = _flat(DEAD_ATTRIBUTES)
     forward = rewritten[rewritten.index("def scale_fwd") : rewritten.index("def scale_bwd")]
     assert "flag =" not in forward and "True" not in forward and "ctx" not in forward and " a = " not in forward
-    assert "    flags[0]\n" in forward  # it raises IndexError for an empty list, as the original did
-    assert "    d = x.sum()\n" in forward
+    assert "        flags[0]\n" in forward  # it raises IndexError for an empty list, as the original did
+    assert 'ctx_attrs={0: "d", 1: "kept"}' in rewritten
     _behaves_the_same(DEAD_ATTRIBUTES, rewritten, "dead_attributes")
 
 

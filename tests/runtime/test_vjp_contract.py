@@ -65,6 +65,48 @@ AT_CALL = [
         "custom_vjp for Double: residual 0 is both the saved_tensors group (saved_tensors_idx) and in saved_for_backward_idx=(0,)",
         id="group-also-saved",
     ),
+    pytest.param(
+        {"ctx_attrs": {0: "__dict__"}},
+        ValueError,
+        "custom_vjp for Double: ctx_attrs[0] must be an attribute name not starting with '__' or '_inliner_'",
+        id="attr-dunder",
+    ),
+    pytest.param(
+        {"ctx_attrs": {0: "_inliner_tail"}},
+        ValueError,
+        "custom_vjp for Double: ctx_attrs[0] must be an attribute name",
+        id="attr-carrier-name",
+    ),
+    pytest.param(
+        {"ctx_attrs": {0: "class"}},
+        ValueError,
+        "custom_vjp for Double: ctx_attrs[0] must be an attribute name",
+        id="attr-keyword",
+    ),
+    pytest.param(
+        {"ctx_attrs": {-1: "k"}},
+        TypeError,
+        "custom_vjp for Double: ctx_attrs keys must be non-negative integers, got -1",
+        id="attr-negative",
+    ),
+    pytest.param(
+        {"ctx_attrs": {0: "k", 1: "k"}},
+        ValueError,
+        "custom_vjp for Double: ctx_attrs={0: 'k', 1: 'k'} gives two residuals one name",
+        id="attr-twice",
+    ),
+    pytest.param(
+        {"saved_for_backward_idx": (0,), "ctx_attrs": {0: "x"}},
+        ValueError,
+        "custom_vjp for Double: residual 0 is saved (its tensors stay in saved_tensors), so it cannot also be",
+        id="attr-saved",
+    ),
+    pytest.param(
+        {"ctx_attrs": [(0, "x")]},
+        TypeError,
+        "custom_vjp for Double: ctx_attrs must map residual indices to names",
+        id="attr-not-a-mapping",
+    ),
 ]
 
 
@@ -89,6 +131,13 @@ AT_FIRST_CALL = [
         ValueError,
         "custom_vjp fwd rule double_fwd for F returned 1 residual, but saved_for_forward_idx=(0, 2), which names residual 2",
         id="forward-saved-out-of-range",
+    ),
+    pytest.param(
+        double_fwd,
+        {"ctx_attrs": {1: "k"}},
+        ValueError,
+        "custom_vjp fwd rule double_fwd for F returned 1 residual, but ctx_attrs={1: 'k'}, which names residual 1",
+        id="attr-out-of-range",
     ),
     pytest.param(
         double_fwd,

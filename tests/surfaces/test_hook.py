@@ -26,7 +26,7 @@ from inliner.hook._cache import TAG, cache_path
 from inliner.hook._linemap import compile_mapped
 from inliner.hook._pth import PTH_LINE, PTH_NAME
 from tests.support.golden import GOLDEN
-from tests.support.harness import assert_same
+from tests.support.harness import assert_same, run_all
 from tests.support.subclass_tree import outcomes, write_tree
 
 SETUP_CONTEXT_MESSAGE = "must override the setup_context staticmethod"
@@ -176,6 +176,20 @@ def test_torch_func_and_compile_work_under_the_hook(make_package):
     torch.testing.assert_close(xg.grad, torch.full((3,), 7.0), rtol=0, atol=0)
     assert graphs and all("higher_order" not in gm.code for gm in graphs)
     assert any("Seven" in gm.code for gm in graphs), "one plain call to the flat function"
+
+
+@pytest.mark.parametrize("case", ["node_attributes", "node_attributes_record"])
+def test_the_node_keeps_the_originals_attributes_under_the_hook(make_package, case):
+    """Through the hook as in the golden case: ``out.grad_fn`` reads and writes what forward
+    set on ctx, and backward sees the writes (torchdiffeq's own tests do this)."""
+    name, _ = make_package({"ops": (GOLDEN / case / "input.py").read_text()})
+    expected = run_all(importlib.import_module(f"{name}.ops"))
+    _forget(name)
+    with inliner.hook.install([name]):
+        ops = importlib.import_module(f"{name}.ops")
+    functions = [v for v in vars(ops).values() if isinstance(v, type) and issubclass(v, torch.autograd.Function)]
+    assert not functions, "flattened into flat callables"
+    assert_same(expected, run_all(ops), case)
 
 
 def test_traceback_shows_the_users_file_lines_and_text(make_package):

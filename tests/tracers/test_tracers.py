@@ -137,6 +137,7 @@ REWRITE_KNOWN_FAILURES: dict[tuple[str, str], str] = {
     # numpy body, a list the body appends to) or cannot proxy (a function, a module held in a
     # closure). Measured differences from the original, which strict export traces inline.
     ("export_strict", "compile_lambda_argument"): "Failed to convert args/kwargs to proxy",
+    ("export_strict", "node_attributes/AdjointStep"): "Failed to convert args/kwargs to proxy",
     ("export_strict", "compile_module_argument/RunModule"): "Failed to convert args/kwargs to proxy",
     ("export_strict", "compile_module_argument/LinearOfModule"): "KeyError",
     ("export_strict", "compile_list_argument"): "RuntimeError when making fake tensor call",

@@ -498,6 +498,7 @@ class _ForwardPlan:
     #: attr -> its default, for attributes backward only reads as getattr(ctx, "attr", <same constant>)
     defaults_in_bwd: dict[str, cst.BaseExpression] = field(default_factory=dict)
     initialised: list[cst.BaseStatement] = field(default_factory=list)  # ``attr = <default>`` at fwd's top
+    defaulted: set[int] = field(default_factory=set)  # the residuals those initialise
     falls_off: bool = False  # control can reach the end of forward's body
 
 
@@ -539,6 +540,7 @@ class _CombinedLowering:
         self._replace_forward_reads(plan)
         self._replay_ctx_calls(plan)
         self._check_definitely_assigned(plan)
+        self._name_node_attributes(plan)
         fwd_def = self._fwd_function(plan, fwd_name)
         bwd_def = lower_reader(self.name, bwd_name, backward, plan.residuals, plan.attr_residual, plan.spec)
         if self.jvp is not None:
@@ -683,16 +685,36 @@ class _CombinedLowering:
             plan.edits.smalls[assign] = assign.with_changes(targets=[cst.AssignTarget(cst.Name(var))])
 
     def _drop_unread_attributes(self, plan: _ForwardPlan, backward: Reader) -> None:
-        """An attribute backward (and jvp) never read is dead: it stays a local, not a residual,
-        so paths that skip it need not set it."""
+        """An attribute backward (and jvp) never read is still on the autograd node (in the
+        original, ctx is ``out.grad_fn``), so it stays a residual where forward sets it on
+        every path that returns; set on some paths only, it is dead: it stays a local, not a
+        residual, so paths that skip it need not set it."""
         read_later = {u.attr for u in backward.facts.ctx_uses if u.kind in ("read", "getattr")}
         if self.jvp is not None:
             self.jvp_reader = read_ctx(self.name, self.jvp)
             read_later |= {u.attr for u in self.jvp_reader.facts.ctx_uses if u.kind in ("read", "getattr")}
-        plan.residuals[:] = [r for r in plan.residuals if r.kind != "attr" or r.attr in read_later]
+        kept = read_later | self._set_on_every_path(plan)
+        plan.residuals[:] = [r for r in plan.residuals if r.kind != "attr" or r.attr in kept]
         read_in_forward = {u.attr for u in plan.uses.reads}
-        dead = [u for u in plan.uses.sets if u.attr not in read_later and u.attr not in read_in_forward]
+        dead = [u for u in plan.uses.sets if u.attr not in kept and u.attr not in read_in_forward]
         self._drop_dead_sets(plan, dead)
+
+    def _set_on_every_path(self, plan: _ForwardPlan) -> set[str]:
+        """The attributes forward certainly sets before each of its returns (and before it falls off)."""
+        defines: dict[cst.CSTNode, set[str]] = {}
+        for r in plan.residuals:
+            if r.kind == "attr" and r.attr is not None:
+                for d in r.defined_by:
+                    defines.setdefault(d, set()).add(r.attr)
+        if not defines:
+            return set()
+        body = self.forward.body
+        assert isinstance(body, cst.IndentedBlock)
+        at_return = definitely_assigned_at_returns(tuple(body.body), defines)
+        states = [at_return.get(ret, frozenset()) for ret, _ in plan.facts.returns]
+        if not always_returns(tuple(body.body)):
+            states.append(_end_state(tuple(body.body), defines))
+        return set(frozenset.intersection(*states)) if states else set()
 
     def _replace_forward_reads(self, plan: _ForwardPlan) -> None:
         """``ctx.attr`` read back in forward becomes the residual's name; refuses a read before the set."""
@@ -770,7 +792,22 @@ class _CombinedLowering:
                     cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(r.fwd_name))], default)])
                 )
                 initialised.add(key)
+                plan.defaulted.add(i)
         return initialised
+
+    def _name_node_attributes(self, plan: _ForwardPlan) -> None:
+        """The attribute residuals the eager carrier keeps on the autograd node under their
+        names (in the original, ctx *is* the node: ``out.grad_fn.<name>`` reads and writes
+        them). Not one that starts at backward's getattr default on some path: the original's
+        node has no such attribute there."""
+        plan.spec.ctx_attrs = tuple(
+            (i, r.attr)
+            for i, r in enumerate(plan.residuals)
+            if r.kind == "attr"
+            and r.attr is not None
+            and i not in plan.defaulted
+            and not r.attr.startswith("_inliner_")
+        )
 
     def _fwd_function(self, plan: _ForwardPlan, fwd_name: str) -> cst.FunctionDef:
         """forward with its edits made, returning ``(output, residuals)`` on every path."""

@@ -32,11 +32,14 @@ def flatten(
     stop: Callable[[], bool] | None = None,
     module: str | None = None,
     compile_overrides: CompileOverrides | None = None,
+    line_length: int = 88,
 ) -> FlattenResult:
     """Flatten every autograd.Function subclass (and autograd_function_apply call) in ``source``.
 
     ``module`` (``pkg.mod``) and ``compile_overrides`` (``[tool.inliner] compile``) decide
     the compile kind of a class the project names there; see inliner/engine/analysis/compile_overrides.py.
+    ``line_length`` is the width black formats the lines the engine writes to (the
+    project's black or ruff ``line-length``); the lines the user wrote keep their text.
 
     Never raises. An internal error while lowering one class (or op call) leaves that
     one untouched with an ``INL002`` diagnostic and still flattens the others; one
@@ -65,6 +68,7 @@ def flatten(
             cache=cache,
             diagnostics_only=diagnostics_only,
             stop=stop,
+            line_length=line_length,
         )
     except Cancelled:
         raise

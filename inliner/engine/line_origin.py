@@ -42,6 +42,9 @@ class Origin:
     ranges: tuple[tuple[int, int], ...]  # 1-based inclusive input line ranges
     defs: dict[str, int] = field(default_factory=dict)  # generated function name -> input line of its source
     binding: tuple[str, int] | None = None  # (`name = custom_vjp(`, input line): the last statement
+    #: 0-based lines of the text that the engine wrote; each other line is an input line of
+    #: ``ranges``, its indentation aside (a blank line, or a line of the user's text moved)
+    written: frozenset[int] = frozenset()
 
 
 class Emitted(str):

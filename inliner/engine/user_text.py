@@ -1,0 +1,295 @@
+"""Keep the user's text, format only what the engine wrote.
+
+A statement of fwd or bwd whose text is one the user wrote (in the class, or an op
+call's bodies) is moved as it is: libcst keeps its bytes and only its indentation
+changes. Anything else in an emitted function is the engine's (a ``def`` line, a
+changed statement, the binding) and black formats that statement alone, at the
+file's line length less its indentation. A moved docstring's inner lines follow
+their statement's new indentation, and only when the value ``inspect.cleandoc``
+gives stays the same.
+
+``Written`` records which nodes the engine wrote so that the edit can say which of
+its lines are the engine's (``written_lines``): every other line is the user's.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+#: a statement of a module or block (libcst's ``BaseStatement`` has no other kinds)
+Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
+
+_S = TypeVar("_S", cst.SimpleStatementLine, cst.FunctionDef)
+_MIN_LINE_LENGTH = 40  # black's width for a deeply nested statement never drops below this
+
+
+@dataclass(frozen=True)
+class Originals:
+    """What the user wrote where the emitted code comes from: each statement's text
+    (nested ones too, without leading lines), and the indentation each docstring had."""
+
+    texts: frozenset[str] = frozenset()
+    docstring_indents: tuple[tuple[str, str], ...] = ()  # (literal, indentation), literals seen at one only
+
+    @classmethod
+    def of(cls, nodes: Iterable[tuple[cst.CSTNode, str]], unit: str = "    ") -> Originals:
+        """From ``(node, indentation of the node)`` pairs, in a file indenting blocks by ``unit``."""
+        texts: set[str] = set()
+        indents: dict[str, set[str]] = {}
+        for node, outer in nodes:
+            collect = _Collect(unit, outer, texts, indents)
+            emptied = node.visit(_BlankLinesEmptied())
+            assert isinstance(emptied, cst.CSTNode)
+            emptied.visit(collect)
+        unique = tuple((literal, next(iter(seen))) for literal, seen in indents.items() if len(seen) == 1)
+        return cls(frozenset(texts), unique)
+
+    def docstring_indent(self, literal: str) -> str | None:
+        return dict(self.docstring_indents).get(literal)
+
+
+class _Collect(cst.CSTVisitor):
+    def __init__(self, unit: str, outer: str, texts: set[str], indents: dict[str, set[str]]) -> None:
+        super().__init__()
+        self.unit, self.depth, self.texts, self.indents = unit, [outer], texts, indents
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self.texts.add(_text(node, self.unit))
+        if isinstance(node, cst.SimpleStatementLine) and _is_docstring_line(node):
+            literal = _literal(node)
+            self.indents.setdefault(literal, set()).add(self.depth[-1])
+        if isinstance(node, cst.IndentedBlock):
+            self.depth.append(self.depth[-1] + _block_indent(node, self.unit))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, cst.IndentedBlock):
+            self.depth.pop()
+
+
+class _BlankLinesEmptied(cst.CSTTransformer):
+    """A blank line holds nothing: the spaces of a line of only spaces are dropped, as black drops them."""
+
+    def leave_EmptyLine(self, original: cst.EmptyLine, updated: cst.EmptyLine) -> cst.EmptyLine:
+        if updated.comment is None and (updated.indent or updated.whitespace.value):
+            return updated.with_changes(indent=False, whitespace=cst.SimpleWhitespace(""))
+        return updated
+
+
+def _text(statement: Statement, indent: str) -> str:
+    return cst.Module(body=[statement.with_changes(leading_lines=())], default_indent=indent).code
+
+
+@dataclass
+class Written:
+    """What the engine wrote in the statements it emits, to find their lines later."""
+
+    statements: list[Statement] = field(default_factory=list)  # whole statements (their leading lines aside)
+    headers: list[cst.FunctionDef | cst.ClassDef] = field(default_factory=list)  # the ``def ...:`` lines only
+    #: (statement, first, count): ``count`` of its leading lines from the ``first``
+    comments: list[tuple[Statement, int, int]] = field(default_factory=list)
+
+
+@dataclass
+class UserText:
+    """Tidies emitted statements: the user's text kept, the engine's formatted."""
+
+    originals: Originals
+    line_length: int
+    indent: str = "    "  # the file's indentation unit, as libcst renders a block without its own
+    written: Written = field(default_factory=Written)
+
+    def function(self, func: cst.FunctionDef, outer: str) -> cst.FunctionDef:
+        """``func`` (emitted at indentation ``outer``) with its header formatted and its body tidied.
+
+        The header is not recorded in ``written``: the caller records the node it emits."""
+        emptied = func.visit(_BlankLinesEmptied())
+        assert isinstance(emptied, cst.FunctionDef)
+        func = emptied
+        body = func.body
+        assert isinstance(body, cst.IndentedBlock)
+        inner = outer + _block_indent(body, self.indent)
+        statements = [self.statement(s, inner) for s in body.body]
+        if statements and _is_docstring_line(statements[0]):
+            statements[0] = self.docstring(statements[0], inner)
+        return self._header(func, outer).with_changes(body=body.with_changes(body=statements))
+
+    def docstring(self, statement: cst.BaseStatement, indent: str) -> cst.BaseStatement:
+        """A docstring the user wrote, its inner lines moved with it to ``indent``."""
+        old = self.originals.docstring_indent(_literal(statement))
+        return statement if old is None else reindented_docstring(statement, old, indent)
+
+    def formatted(
+        self, statement: cst.SimpleStatementLine, outer: str, *, normalize_strings: bool
+    ) -> cst.SimpleStatementLine:
+        """``statement`` formatted by black at indentation ``outer``, its leading lines kept."""
+        return _black(statement, self.line_length - len(outer), normalize_strings=normalize_strings)
+
+    def statement(self, statement: cst.BaseStatement, outer: str) -> cst.BaseStatement:
+        """The user's statement as it is; one the engine changed, formatted (a compound one, its bodies)."""
+        assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+        if _is_docstring_line(statement) or _text(statement, self.indent) in self.originals.texts:
+            return statement  # the engine writes no string statement: black would take it for a module's docstring
+        if isinstance(statement, cst.SimpleStatementLine):  # the user's quotes kept, their text changed
+            formatted = self.formatted(statement, outer, normalize_strings=False)
+            self.written.statements.append(formatted)
+            return formatted
+        return self._compound(statement, outer)
+
+    def _compound(self, statement: cst.BaseCompoundStatement, outer: str) -> cst.BaseCompoundStatement:
+        """A compound statement the engine changed: its bodies tidied, its header kept as libcst prints it."""
+        indent = self.indent
+
+        class _Bodies(cst.CSTTransformer):
+            def __init__(self, tidy: UserText) -> None:
+                self.tidy = tidy
+                self.depth = [outer]
+
+            def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+                self.depth.append(self.depth[-1] + _block_indent(node, indent))
+                return False  # its statements are tidied one by one below
+
+            def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+                inner = self.depth.pop()
+                return updated.with_changes(body=[self.tidy.statement(s, inner) for s in updated.body])
+
+        tidied = statement.visit(_Bodies(self))
+        assert isinstance(tidied, cst.BaseCompoundStatement)
+        return tidied
+
+    def _header(self, func: cst.FunctionDef, outer: str) -> cst.FunctionDef:
+        """``func`` with its ``def ...:`` line formatted (its decorators, comments and body kept)."""
+        stub = func.with_changes(
+            leading_lines=(),
+            decorators=(),
+            lines_after_decorators=(),
+            body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Pass()])]),
+        )
+        formatted = _black(stub, self.line_length - len(outer), normalize_strings=True)
+        if not isinstance(formatted, cst.FunctionDef):  # pragma: no cover - black keeps a def a def
+            return func
+        return formatted.with_changes(
+            leading_lines=func.leading_lines,
+            decorators=func.decorators,
+            lines_after_decorators=func.lines_after_decorators,
+        )
+
+
+def _block_indent(block: cst.BaseSuite, unit: str) -> str:
+    if isinstance(block, cst.IndentedBlock):
+        return block.indent if block.indent is not None else unit
+    return ""
+
+
+def _black(statement: _S, line_length: int, *, normalize_strings: bool) -> _S:
+    """``statement`` formatted alone by black; as it is when black is missing or refuses it."""
+    code = cst.Module(body=[statement.with_changes(leading_lines=())]).code
+    try:
+        import black
+
+        mode = black.Mode(line_length=max(_MIN_LINE_LENGTH, line_length), string_normalization=normalize_strings)
+        code = black.format_str(code, mode=mode)
+    except Exception:  # black is a nicety; the unformatted code is equally correct
+        return statement
+    (formatted,) = cst.parse_module(code).body
+    assert type(formatted) is type(statement)  # black keeps a statement's kind
+    return formatted.with_changes(leading_lines=statement.leading_lines)
+
+
+def _is_docstring_line(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.SimpleString)
+    )
+
+
+def reindented_docstring(statement: cst.BaseStatement, old: str, new: str) -> cst.BaseStatement:
+    """A docstring written at indentation ``old`` moved to ``new``: its inner lines too.
+
+    Each line after the first that starts with ``old`` starts with ``new`` instead; a
+    line of only spaces that does not becomes empty. Kept as it was if another line
+    does not start with ``old``, or unless the value that ``inspect.cleandoc`` gives
+    (what ``help()`` and ``inspect.getdoc`` show) stays the same."""
+    assert isinstance(statement, cst.SimpleStatementLine)
+    expr = statement.body[0]
+    assert isinstance(expr, cst.Expr) and isinstance(expr.value, cst.SimpleString)
+    literal = expr.value.value
+    lines = literal.split("\n")
+    if len(lines) == 1 or old == new or "\r" in literal:
+        return statement
+    moved = [lines[0]]
+    for line in lines[1:]:
+        if line.startswith(old):
+            moved.append(new + line[len(old) :])
+        elif not line.strip():
+            moved.append("")
+        else:
+            return statement
+    text = "\n".join(moved)
+    if not _same_docstring(literal, text):
+        return statement
+    return statement.with_changes(body=[expr.with_changes(value=expr.value.with_changes(value=text))])
+
+
+def _literal(statement: cst.BaseStatement) -> str:
+    assert isinstance(statement, cst.SimpleStatementLine)
+    expr = statement.body[0]
+    assert isinstance(expr, cst.Expr) and isinstance(expr.value, cst.SimpleString)
+    return expr.value.value
+
+
+def _same_docstring(old: str, new: str) -> bool:
+    try:
+        before, after = ast.literal_eval(old), ast.literal_eval(new)
+    except (SyntaxError, ValueError):  # pragma: no cover - both are the parsed string's text
+        return False
+    return isinstance(before, str) and isinstance(after, str) and inspect.cleandoc(before) == inspect.cleandoc(after)
+
+
+def written_lines(module: cst.Module, written: Written, skip: int = 0) -> frozenset[int]:
+    """0-based lines of ``module``'s code that the engine wrote, less ``skip`` leading lines."""
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines: set[int] = set()
+    for statement in written.statements:
+        if statement in positions:
+            span = positions[statement]
+            lines.update(range(span.start.line, span.end.line + 1))
+    for definition in written.headers:
+        body = definition.body
+        if definition in positions and isinstance(body, cst.IndentedBlock) and body.body:
+            first = body.body[0]
+            assert isinstance(first, Statement)
+            end = positions[first].start.line - len(first.leading_lines)
+            lines.update(range(positions[definition].start.line, end))
+    for statement, skipped, count in written.comments:
+        if statement in positions:
+            start = positions[statement].start.line - len(statement.leading_lines) + skipped
+            lines.update(range(start, start + count))
+    return frozenset(line - 1 - skip for line in lines if line - 1 - skip >= 0)
+
+
+def comment_block(value: str) -> list[cst.EmptyLine]:
+    """``value``'s lines (as ``inspect.cleandoc`` shows them) as comment lines."""
+    lines = inspect.cleandoc(value).splitlines() or [""]
+    return [cst.EmptyLine(comment=cst.Comment(f"# {line}".rstrip())) for line in lines]
+
+
+def docstring_value(statement: cst.BaseStatement) -> str | None:
+    """The value of a docstring statement, or None for any other statement."""
+    if not _is_docstring_line(statement):
+        return None
+    assert isinstance(statement, cst.SimpleStatementLine)
+    expr = statement.body[0]
+    assert isinstance(expr, cst.Expr) and isinstance(expr.value, cst.SimpleString)
+    value = expr.value.evaluated_value
+    return value if isinstance(value, str) else None

@@ -176,8 +176,10 @@ def _with_class_docstring(fwd: cst.FunctionDef, docstring: cst.BaseStatement, wr
     demoted, after = statements[0], statements[1]
     assert isinstance(demoted, cst.SimpleStatementLine) and isinstance(after, Statement)
     block = comment_block(own)
-    after = after.with_changes(leading_lines=(*_comments(demoted.leading_lines), *block, *after.leading_lines))
-    written.comments.append((after, len(_comments(demoted.leading_lines)), len(block)))
+    moved = after.with_changes(leading_lines=(*_comments(demoted.leading_lines), *block, *after.leading_lines))
+    written.renamed(after, moved)
+    written.comments.append((moved, len(_comments(demoted.leading_lines)), len(block)))
+    after = moved
     return fwd.with_changes(body=body.with_changes(body=[docstring, after, *statements[2:]]))
 
 

@@ -63,6 +63,8 @@ _IMPORT_HAS_EFFECTS = frozenset(
 )
 _DYNAMIC_ACCESS = frozenset({"globals", "vars", "locals", "eval", "exec"})
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_DEFINITION = re.compile(r"(?:async\s+def|def|class)\b|@")
 
 
 def import_edits(
@@ -421,6 +423,21 @@ def _insertion(
         code_follows = following is not None and text.line(following).strip() != ""
         return (offset, offset, text.newline + line + (text.newline if code_follows else ""))
     return _at_top(tree, text, line)
+
+
+def spaced_insertion(insertion: Edit, text: SourceText, others: list[Edit]) -> Edit:
+    """``insertion`` (the runtime's import) with the blank lines that a definition at the
+    top level right after it needs: two (pycodestyle's E302), as isort and black leave them.
+
+    What follows it is read in the text that ``others`` make (a removed import, a class
+    that became ``def`` lines)."""
+    start, end, line = insertion
+    shift = sum(len(new) - (e - s) for s, e, new in others if s < start)
+    after = _NEWLINE.split(text.splice(others)[start + shift :])
+    blank, following = next(((n, code) for n, code in enumerate(after) if code.strip()), (0, ""))
+    if _DEFINITION.match(following) and blank < 2:
+        return (start, end, line + text.newline * (2 - blank))
+    return insertion
 
 
 def _comments_start(text: SourceText, lineno: int) -> int:

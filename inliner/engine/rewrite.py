@@ -41,7 +41,7 @@ from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_us
 from inliner.engine.function_class.decorators import DecoratorReader, DecoratorUse
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
 from inliner.engine.function_class.lower_function import Inherited, lower_function_class
-from inliner.engine.imports import import_edits
+from inliner.engine.imports import import_edits, spaced_insertion
 from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, Remember, WatchedNames, relocated
 from inliner.engine.invariants import check_no_new_names
 from inliner.engine.line_origin import Emitted, Origin
@@ -328,8 +328,10 @@ def _final_edits(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the original's own warnings (escape sequences...), seen again
         rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
-    imports = import_edits(parsed.tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path, edited=edits)
-    edits = imports + edits
+    insertion, *removals = import_edits(
+        parsed.tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path, edited=edits
+    )
+    edits = [spaced_insertion(insertion, text, [*removals, *edits]), *removals, *edits]
     return text.final_edits(edits)
 
 
@@ -609,7 +611,9 @@ def _flatten_class(
 
     rendered, written = lowering.once(("emit", kind, run.line_length), make)
     start = text.offset(candidate.first_line, 0)
-    origin = class_origin(cls, candidate.first_line, candidate.last_line, vjp, names.custom_vjp, written)
+    ranges = [(candidate.first_line, candidate.last_line)]
+    ranges += [(b.first_line, b.last_line) for b in _ancestors(candidate)]  # where inherited members were written
+    origin = class_origin(cls, tuple(sorted(ranges)), vjp, names.custom_vjp, written)
     return [(start, text.line_end(candidate.last_line), Emitted(rendered, origin))]
 
 
@@ -1446,8 +1450,21 @@ def _message(label: str, reason: str) -> str:
 # -- where generated text comes from (for the line map) -----------------------------
 
 
+def _ancestors(candidate: _Candidate) -> list[_Candidate]:
+    found = []
+    base = candidate.base
+    while base is not None:
+        found.append(base)
+        base = base.base
+    return found
+
+
 def class_origin(
-    cls: ast.ClassDef, first_line: int, last_line: int, vjp: CustomVJP, runtime: str, written: frozenset[int]
+    cls: ast.ClassDef,
+    ranges: tuple[tuple[int, int], ...],
+    vjp: CustomVJP,
+    runtime: str,
+    written: frozenset[int],
 ) -> Origin:
     """A class's replacement: made from the class; its functions from its methods."""
     methods = {m.name: m.lineno for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -1461,7 +1478,7 @@ def class_origin(
         line = next((methods[m] for m in sources if m in methods), None)
         if emitted is not None and line is not None:
             defs[emitted] = line
-    return Origin(((first_line, last_line),), defs, (f"{vjp.name} = {runtime}(", cls.lineno), written)
+    return Origin(ranges, defs, (f"{vjp.name} = {runtime}(", cls.lineno), written)
 
 
 def call_origin(site: HopCall, vjp: CustomVJP, runtime: str, written: frozenset[int]) -> Origin:

@@ -96,6 +96,14 @@ class Written:
     headers: list[cst.FunctionDef | cst.ClassDef] = field(default_factory=list)  # the ``def ...:`` lines only
     #: (statement, first, count): ``count`` of its leading lines from the ``first``
     comments: list[tuple[Statement, int, int]] = field(default_factory=list)
+    #: compound statements the engine changed: their clause lines (``for ...:``, ``else:``), not their bodies
+    clauses: list[cst.BaseCompoundStatement] = field(default_factory=list)
+
+    def renamed(self, old: Statement, new: Statement) -> None:
+        """``new`` stands where ``old`` did (its leading lines changed): what was recorded of ``old`` is of ``new``."""
+        self.statements = [new if s is old else s for s in self.statements]
+        if isinstance(new, cst.BaseCompoundStatement):
+            self.clauses = [new if c is old else c for c in self.clauses]
 
 
 @dataclass
@@ -163,6 +171,7 @@ class UserText:
 
         tidied = statement.visit(_Bodies(self))
         assert isinstance(tidied, cst.BaseCompoundStatement)
+        self.written.clauses.append(tidied)
         return tidied
 
     def _header(self, func: cst.FunctionDef, outer: str) -> cst.FunctionDef:
@@ -275,7 +284,27 @@ def written_lines(module: cst.Module, written: Written, skip: int = 0) -> frozen
         if statement in positions:
             start = positions[statement].start.line - len(statement.leading_lines) + skipped
             lines.update(range(start, start + count))
+    for compound in written.clauses:
+        if compound in positions:
+            span = positions[compound]
+            lines.update(set(range(span.start.line, span.end.line + 1)) - _body_lines(compound, positions))
     return frozenset(line - 1 - skip for line in lines if line - 1 - skip >= 0)
+
+
+def _body_lines(compound: cst.BaseCompoundStatement, positions) -> set[int]:
+    """The lines of the statements in ``compound``'s bodies (every clause's), with their leading lines."""
+    found: set[int] = set()
+
+    class _Bodies(cst.CSTVisitor):
+        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+            for statement in node.body:
+                assert isinstance(statement, Statement)
+                span = positions[statement]
+                found.update(range(span.start.line - len(statement.leading_lines), span.end.line + 1))
+            return False
+
+    compound.visit(_Bodies())
+    return found
 
 
 def comment_block(value: str) -> list[cst.EmptyLine]:

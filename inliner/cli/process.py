@@ -17,6 +17,7 @@ from inliner.cli.report import unified_diff
 from inliner.engine import FlattenResult, Selection, flatten
 from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.diagnostics import Diagnostic
+from inliner.style import DEFAULT_LINE_LENGTH
 
 Engine = Callable[..., FlattenResult]
 
@@ -34,9 +35,10 @@ class Task:
     select: Selection | None = None
     module: str | None = None  # the dotted module name of the file, for [tool.inliner] compile
     compile_overrides: CompileOverrides | None = None
+    line_length: int = DEFAULT_LINE_LENGTH  # the project's black or ruff line-length (inliner/style.py)
 
     def engine_options(self) -> dict:
-        return {"module": self.module, "compile_overrides": self.compile_overrides}
+        return {"module": self.module, "compile_overrides": self.compile_overrides, "line_length": self.line_length}
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from inliner.cli import files as discovery
 from inliner.cli import options, process, report
 from inliner.cli.options import Options, UsageError
 from inliner.engine.analysis.compile_overrides import module_name
+from inliner.style import find_line_length
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 123
 
@@ -102,6 +103,7 @@ def _stdin_work(settled: Options, reporter: report.Reporter) -> tuple[process.Ta
         select=settled.select,
         module=module_name(target) if target else None,
         compile_overrides=settled.config.compile,
+        line_length=find_line_length(os.path.abspath(target or "-")),
     )
     return task, None
 
@@ -148,6 +150,7 @@ def _file_tasks(
             select=settled.select,
             module=module_name(src.real),
             compile_overrides=settled.config.compile,
+            line_length=find_line_length(src.real),
         )
         for src in sources
     ]

@@ -133,6 +133,7 @@ class _Loader(SourceFileLoader):
         options, problem = _engine_options(source_path, fullname)
         cache_path = _cache.cache_path(source_path) if self._use_cache else None
         settings = repr(options["compile_overrides"]).encode() if options["compile_overrides"] else b""
+        settings += f"line_length={options.get('line_length', 88)}".encode()
         key = _cache.key(data, settings) if cache_path is not None else None  # these bytes, settings, engine
         if cache_path is not None and key is not None:
             hit = _cache.read(cache_path, key)
@@ -151,11 +152,14 @@ def _engine_options(source_path: str, fullname: str) -> tuple[dict, str | None]:
     """The module name and the project's ``[tool.inliner] compile`` table; a bad table is
     reported in the module's warning and ignored."""
     from inliner.engine.analysis.compile_overrides import engine_options
+    from inliner.style import find_line_length
 
     try:
         options = engine_options(source_path)
     except ValueError as exc:
-        return {"module": fullname, "compile_overrides": None}, f"{exc}; ignored"
+        return {"module": fullname, "compile_overrides": None, "line_length": find_line_length(source_path)}, (
+            f"{exc}; ignored"
+        )
     return {**options, "module": fullname}, None
 
 

@@ -28,6 +28,7 @@ Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
 
 _S = TypeVar("_S", cst.SimpleStatementLine, cst.FunctionDef)
 _MIN_LINE_LENGTH = 40  # black's width for a deeply nested statement never drops below this
+_UNSPLIT = 10_000  # a width no statement reaches
 
 
 @dataclass(frozen=True)
@@ -199,18 +200,32 @@ def _block_indent(block: cst.BaseSuite, unit: str) -> str:
 
 
 def _black(statement: _S, line_length: int, *, normalize_strings: bool) -> _S:
-    """``statement`` formatted alone by black; as it is when black is missing or refuses it."""
+    """``statement`` formatted alone by black; as it is when black is missing or refuses it,
+    or would make it more than one statement (``a = 1; b = 2``).
+
+    A one-line statement with a comment at its end stays on one line: split, the comment
+    would end its last line, away from the code it annotates (a ``# noqa``)."""
     code = cst.Module(body=[statement.with_changes(leading_lines=())]).code
+    if _commented_line(statement, code):
+        line_length = _UNSPLIT
     try:
         import black
 
         mode = black.Mode(line_length=max(_MIN_LINE_LENGTH, line_length), string_normalization=normalize_strings)
-        code = black.format_str(code, mode=mode)
+        body = cst.parse_module(black.format_str(code, mode=mode)).body
     except Exception:  # black is a nicety; the unformatted code is equally correct
         return statement
-    (formatted,) = cst.parse_module(code).body
-    assert type(formatted) is type(statement)  # black keeps a statement's kind
+    if len(body) != 1 or type(body[0]) is not type(statement):
+        return statement
+    formatted = body[0]
+    assert isinstance(formatted, type(statement))
     return formatted.with_changes(leading_lines=statement.leading_lines)
+
+
+def _commented_line(statement: cst.CSTNode, code: str) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine) or code.count("\n") != 1:
+        return False
+    return statement.trailing_whitespace.comment is not None
 
 
 def _is_docstring_line(statement: cst.BaseStatement) -> bool:

@@ -182,3 +182,34 @@ def test_a_docstring_whose_value_would_change_stays_as_written():
     )
     result = flatten(source)
     assert '        """one \\\n            two"""\n' in result.source  # the statement moved, its value kept
+
+
+CHANGED_LINES = """import torch
+
+
+class F(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        return torch.nn.functional.linear(x, x, bias=None) * some_long_helper_name(ctx.scale, x)  # noqa: E501
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors; y = g * 2
+        return y * 3, None
+"""
+
+
+def test_a_changed_line_with_a_comment_at_its_end_stays_one_line():
+    """Split at 88 columns, the ``# noqa`` would end the last line, away from what it silences."""
+    out = flatten(CHANGED_LINES).source
+    assert (
+        "    return torch.nn.functional.linear(x, x, bias=None) * some_long_helper_name(scale, x), (x,)  # noqa: E501\n"
+    ) in out
+
+
+def test_a_changed_line_of_two_statements_is_not_split():
+    """black would make ``a; b`` two lines: the engine's edit of it is printed as libcst holds it."""
+    out = flatten(CHANGED_LINES).source
+    assert "    x, = residuals[:1]; y = g * 2\n" in out

@@ -23,7 +23,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -44,7 +44,7 @@ class Origin:
     binding: tuple[str, int] | None = None  # (`name = custom_vjp(`, input line): the last statement
     #: 0-based lines of the text that the engine wrote; each other line is an input line of
     #: ``ranges``, its indentation aside (a blank line, or a line of the user's text moved)
-    written: frozenset[int] = frozenset()
+    written: Collection[int] = frozenset()
 
 
 class Emitted(str):

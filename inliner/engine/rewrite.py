@@ -23,7 +23,7 @@ import re
 import tokenize
 import warnings
 from collections import Counter, deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Collection, Hashable
 from dataclasses import astuple, dataclass, field
 from typing import Any, Literal
 
@@ -59,7 +59,7 @@ from inliner.engine.op_call.hop_calls import (
 from inliner.engine.op_call.lower_hop import lower_hop
 from inliner.engine.result import FlattenResult, Selection, Target, TextEdit
 from inliner.engine.source import Block, SourceText, end_column, end_line, parse_block, start_line
-from inliner.engine.user_text import Originals, written_lines
+from inliner.engine.user_text import Originals, WrittenLines
 
 FUNCTION_BASES = frozenset(
     {
@@ -599,7 +599,7 @@ def _flatten_class(
     block = product.block
     kind = (candidate.compile.kind, candidate.compile.reason)
 
-    def make() -> tuple[str, frozenset[int]]:
+    def make() -> tuple[str, WrittenLines]:
         indent = block.module.default_indent
         inherited = list(base.inherited.members.values()) if base is not None and base.inherited else []
         originals = Originals.of([(block.node, block.indent), *((m, indent) for m in inherited)], indent)
@@ -966,11 +966,11 @@ def _flatten_call(
     edits: list[tuple[int, int, str]] = []
     if not run.diagnostics_only:
 
-        def make() -> tuple[str, frozenset[int]]:
+        def make() -> tuple[str, WrittenLines]:
             originals = Originals.of((block.node, block.indent) for block in lowering.product)
             emission = emit(vjp, runtime_name, line_length=run.line_length, originals=originals)
             module = cst.Module(body=emission.statements, default_newline=text.newline)
-            return module.code, written_lines(module, emission.written)
+            return module.code, WrittenLines(module, emission.written)
 
         definitions, written = lowering.once(("emit", compile_kind.kind, compile_kind.reason, run.line_length), make)
         # The flat function goes right before the module-level statement holding the call,
@@ -1464,7 +1464,7 @@ def class_origin(
     ranges: tuple[tuple[int, int], ...],
     vjp: CustomVJP,
     runtime: str,
-    written: frozenset[int],
+    written: Collection[int],
 ) -> Origin:
     """A class's replacement: made from the class; its functions from its methods."""
     methods = {m.name: m.lineno for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -1481,7 +1481,7 @@ def class_origin(
     return Origin(ranges, defs, (f"{vjp.name} = {runtime}(", cls.lineno), written)
 
 
-def call_origin(site: HopCall, vjp: CustomVJP, runtime: str, written: frozenset[int]) -> Origin:
+def call_origin(site: HopCall, vjp: CustomVJP, runtime: str, written: Collection[int]) -> Origin:
     """An op call's flat functions: made from its two bodies; the binding stands for the call."""
     assert site.fwd is not None and site.bwd is not None
     ranges, defs = [], {}

@@ -16,7 +16,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from inliner.engine.result import TextEdit
-from inliner.engine.user_text import Written, written_lines
+from inliner.engine.user_text import Written, WrittenLines
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -163,10 +163,10 @@ class Block:
         """Text of ``statements`` at this block's indentation, with the file's newline."""
         return self._text(self._holder(statements))
 
-    def render_written(self, statements: Sequence[cst.BaseStatement], written: Written) -> tuple[str, frozenset[int]]:
+    def render_written(self, statements: Sequence[cst.BaseStatement], written: Written) -> tuple[str, WrittenLines]:
         """``render``, and the 0-based lines of that text that the engine wrote."""
         holder = self._holder(statements)
-        return self._text(holder), written_lines(holder, written, skip=1 if self.wrapped else 0)
+        return self._text(holder), WrittenLines(holder, written, skip=1 if self.wrapped else 0)
 
     def _text(self, holder: cst.Module) -> str:
         return holder.code.split(self.module.default_newline, 1)[1] if self.wrapped else holder.code

@@ -15,8 +15,10 @@ its lines are the engine's (``written_lines``): every other line is the user's.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -29,6 +31,7 @@ Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
 _S = TypeVar("_S", cst.SimpleStatementLine, cst.FunctionDef)
 _MIN_LINE_LENGTH = 40  # black's width for a deeply nested statement never drops below this
 _UNSPLIT = 10_000  # a width no statement reaches
+_SPACES_ONLY = re.compile(r"^[ \t\f]+$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -41,14 +44,17 @@ class Originals:
 
     @classmethod
     def of(cls, nodes: Iterable[tuple[cst.CSTNode, str]], unit: str = "    ") -> Originals:
-        """From ``(node, indentation of the node)`` pairs, in a file indenting blocks by ``unit``."""
+        """From ``(node, indentation of the node)`` pairs, in a file indenting blocks by ``unit``.
+
+        A node itself (a class, an op call's body) and a class's methods are never
+        emitted as they are, so their texts are not taken (the largest ones to print)."""
         texts: set[str] = set()
         indents: dict[str, set[str]] = {}
         for node, outer in nodes:
-            collect = _Collect(unit, outer, texts, indents)
-            emptied = node.visit(_BlankLinesEmptied())
-            assert isinstance(emptied, cst.CSTNode)
-            emptied.visit(collect)
+            skip = {node}
+            if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
+                skip.update(s for s in node.body.body if isinstance(s, cst.FunctionDef))
+            node.visit(_Collect(unit, outer, texts, indents, skip))
         unique = tuple((literal, next(iter(seen))) for literal, seen in indents.items() if len(seen) == 1)
         return cls(frozenset(texts), unique)
 
@@ -57,13 +63,15 @@ class Originals:
 
 
 class _Collect(cst.CSTVisitor):
-    def __init__(self, unit: str, outer: str, texts: set[str], indents: dict[str, set[str]]) -> None:
+    def __init__(
+        self, unit: str, outer: str, texts: set[str], indents: dict[str, set[str]], skip: set[cst.CSTNode]
+    ) -> None:
         super().__init__()
-        self.unit, self.depth, self.texts, self.indents = unit, [outer], texts, indents
+        self.unit, self.depth, self.texts, self.indents, self.skip = unit, [outer], texts, indents, skip
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            self.texts.add(_text(node, self.unit))
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and node not in self.skip:
+            self.texts.add(_key(_code(node, self.unit)))
         if isinstance(node, cst.SimpleStatementLine) and _is_docstring_line(node):
             literal = _literal(node)
             self.indents.setdefault(literal, set()).add(self.depth[-1])
@@ -80,13 +88,36 @@ class _BlankLinesEmptied(cst.CSTTransformer):
     """A blank line holds nothing: the spaces of a line of only spaces are dropped, as black drops them."""
 
     def leave_EmptyLine(self, original: cst.EmptyLine, updated: cst.EmptyLine) -> cst.EmptyLine:
-        if updated.comment is None and (updated.indent or updated.whitespace.value):
-            return updated.with_changes(indent=False, whitespace=cst.SimpleWhitespace(""))
-        return updated
+        return _emptied_line(updated)
 
 
-def _text(statement: Statement, indent: str) -> str:
+def _emptied_line(line: cst.EmptyLine) -> cst.EmptyLine:
+    if line.comment is None and (line.indent or line.whitespace.value):
+        return line.with_changes(indent=False, whitespace=cst.SimpleWhitespace(""))
+    return line
+
+
+def _blank_lines_emptied(statement: Statement, code: str) -> Statement:
+    """``statement`` with its blank lines empty (``code``, its text, says whether any is not)."""
+    if _SPACES_ONLY.search(code):
+        emptied = statement.visit(_BlankLinesEmptied())
+        assert isinstance(emptied, type(statement))
+        statement = emptied
+    lines = tuple(_emptied_line(line) for line in statement.leading_lines)
+    if any(new is not old for new, old in zip(lines, statement.leading_lines)):
+        statement = statement.with_changes(leading_lines=lines)
+    return statement
+
+
+def _code(statement: cst.CSTNode, indent: str) -> str:
+    """A statement's text, without its leading lines, its blocks indented by ``indent``."""
+    assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     return cst.Module(body=[statement.with_changes(leading_lines=())], default_indent=indent).code
+
+
+def _key(code: str) -> str:
+    """What two statement texts must share to be the same user text: lines of only spaces count as empty."""
+    return _SPACES_ONLY.sub("", code)
 
 
 @dataclass
@@ -120,9 +151,6 @@ class UserText:
         """``func`` (emitted at indentation ``outer``) with its header formatted and its body tidied.
 
         The header is not recorded in ``written``: the caller records the node it emits."""
-        emptied = func.visit(_BlankLinesEmptied())
-        assert isinstance(emptied, cst.FunctionDef)
-        func = emptied
         body = func.body
         assert isinstance(body, cst.IndentedBlock)
         inner = outer + _block_indent(body, self.indent)
@@ -145,7 +173,9 @@ class UserText:
     def statement(self, statement: cst.BaseStatement, outer: str) -> cst.BaseStatement:
         """The user's statement as it is; one the engine changed, formatted (a compound one, its bodies)."""
         assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
-        if _is_docstring_line(statement) or _text(statement, self.indent) in self.originals.texts:
+        code = _code(statement, self.indent)
+        statement = _blank_lines_emptied(statement, code)
+        if _is_docstring_line(statement) or _key(code) in self.originals.texts:
             return statement  # the engine writes no string statement: black would take it for a module's docstring
         if isinstance(statement, cst.SimpleStatementLine):  # the user's quotes kept, their text changed
             formatted = self.formatted(statement, outer, normalize_strings=False)
@@ -278,6 +308,27 @@ def _same_docstring(old: str, new: str) -> bool:
     except (SyntaxError, ValueError):  # pragma: no cover - both are the parsed string's text
         return False
     return isinstance(before, str) and isinstance(after, str) and inspect.cleandoc(before) == inspect.cleandoc(after)
+
+
+class WrittenLines:
+    """The 0-based lines of an emitted text that the engine wrote, found when first asked:
+    positions cost a second pass over the code, which only a caller that asks pays."""
+
+    def __init__(self, module: cst.Module, written: Written, skip: int = 0) -> None:
+        self._module, self._written, self._skip = module, written, skip
+
+    @functools.cached_property
+    def lines(self) -> frozenset[int]:
+        return written_lines(self._module, self._written, self._skip)
+
+    def __contains__(self, line: object) -> bool:
+        return line in self.lines
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(sorted(self.lines))
+
+    def __len__(self) -> int:
+        return len(self.lines)
 
 
 def written_lines(module: cst.Module, written: Written, skip: int = 0) -> frozenset[int]:

@@ -14,8 +14,10 @@ its other lines are matched against the lines of their own origin only:
    neighbours, or to the line before it (a black continuation line).
 
 Where an exact account would need the lowering to carry every statement's origin
-through black, this matching is scoped to one generated text and its own origin,
-and anchored by what is known for sure.
+through its edits, this matching is scoped to one generated text and its own origin,
+and anchored by what is known for sure. ``Origin.written`` says which lines of the
+text the engine wrote; every other line is a line of the origin, moved (its
+indentation aside) as the user wrote it.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ import ast
 import functools
 import inspect
 import re
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -303,11 +304,18 @@ def _literal(statement: cst.BaseStatement) -> str:
 
 
 def _same_docstring(old: str, new: str) -> bool:
-    try:
-        before, after = ast.literal_eval(old), ast.literal_eval(new)
-    except (SyntaxError, ValueError):  # pragma: no cover - both are the parsed string's text
-        return False
+    before, after = _value(old), _value(new)
     return isinstance(before, str) and isinstance(after, str) and inspect.cleandoc(before) == inspect.cleandoc(after)
+
+
+def _value(literal: str) -> object:
+    """A string literal's value, without the warnings Python gives an invalid escape (it gave them once)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.literal_eval(literal)
+        except (SyntaxError, ValueError):  # pragma: no cover - the text of a parsed string
+            return None
 
 
 class WrittenLines:
@@ -386,5 +394,5 @@ def docstring_value(statement: cst.BaseStatement) -> str | None:
     assert isinstance(statement, cst.SimpleStatementLine)
     expr = statement.body[0]
     assert isinstance(expr, cst.Expr) and isinstance(expr.value, cst.SimpleString)
-    value = expr.value.evaluated_value
+    value = _value(expr.value.value)
     return value if isinstance(value, str) else None

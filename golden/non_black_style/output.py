@@ -7,7 +7,7 @@ def integrate_fwd(y0, steps):
     aug_state = [y0, y0.clone(), torch.zeros_like(y0)]  # a line longer than black's 88 columns, as this project writes them
     for i in range(1, steps):
         if i % 2:
-            aug_state[1] = y[i - 1]  # comment on a subscript black would split at 88
+            aug_state[1] = y[i - 1]  # a comment on a subscript, which black would split at 88 columns
         aug_state[2] = aug_state[2]+aug_state[1]*0.5 # noqa: E226,E261
     return aug_state[2] + y, (y0, steps)  # noqa: E226
 

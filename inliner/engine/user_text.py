@@ -20,6 +20,7 @@ import inspect
 import re
 import warnings
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -318,9 +319,10 @@ def _value(literal: str) -> object:
             return None
 
 
-class WrittenLines:
+class WrittenLines(AbstractSet[int]):
     """The 0-based lines of an emitted text that the engine wrote, found when first asked:
-    positions cost a second pass over the code, which only a caller that asks pays."""
+    positions cost a second pass over the code, which only a caller that asks pays.
+    A set (equal to another set of the same lines)."""
 
     def __init__(self, module: cst.Module, written: Written, skip: int = 0) -> None:
         self._module, self._written, self._skip = module, written, skip
@@ -337,6 +339,12 @@ class WrittenLines:
 
     def __len__(self) -> int:
         return len(self.lines)
+
+    def __hash__(self) -> int:
+        return hash(self.lines)
+
+    def __repr__(self) -> str:
+        return f"WrittenLines({sorted(self.lines)})"
 
 
 def written_lines(module: cst.Module, written: Written, skip: int = 0) -> frozenset[int]:

@@ -42,6 +42,9 @@ def make(power):
     return Power
 
 
+squared = make(2)
+
+
 def scenario_docstrings():
     x = torch.randn(3, requires_grad=True)
-    return [x], EventTime(x) + make(2)(x)
+    return [x], EventTime(x) + squared(x)

@@ -103,7 +103,7 @@ def _stdin_work(settled: Options, reporter: report.Reporter) -> tuple[process.Ta
         select=settled.select,
         module=module_name(target) if target else None,
         compile_overrides=settled.config.compile,
-        line_length=find_line_length(os.path.abspath(target or "-")),
+        line_length=args.line_length or find_line_length(os.path.abspath(target or "-")),
     )
     return task, None
 
@@ -150,7 +150,7 @@ def _file_tasks(
             select=settled.select,
             module=module_name(src.real),
             compile_overrides=settled.config.compile,
-            line_length=find_line_length(src.real),
+            line_length=args.line_length or find_line_length(src.real),
         )
         for src in sources
     ]

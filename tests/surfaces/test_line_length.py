@@ -95,3 +95,20 @@ def test_the_hook_and_the_language_server_get_it(tmp_path):
     root = _project(tmp_path, {"ruff.toml": "line-length = 120\n", "mod.py": FUNCTION})
     assert engine_options(root / "mod.py")["line_length"] == 120
     assert engine_options(None)["line_length"] == 88
+
+
+@pytest.mark.parametrize(
+    "files, argv",
+    [
+        pytest.param({}, ["--line-length", "120", "mod.py"], id="flag"),
+        pytest.param({"pyproject.toml": "[tool.inliner]\nline-length = 120\n"}, ["mod.py"], id="tool-inliner"),
+        pytest.param(
+            {"pyproject.toml": "[tool.black]\nline-length = 60\n"}, ["-l", "120", "mod.py"], id="flag-over-black"
+        ),
+    ],
+)
+def test_the_command_line_can_say_it(tmp_path, monkeypatch, files, argv):
+    root = _project(tmp_path, {**files, "mod.py": FUNCTION})
+    monkeypatch.chdir(root)
+    assert main(argv) == 0
+    assert ONE_LINE in (root / "mod.py").read_text()

@@ -4,8 +4,9 @@ The engine keeps the user's lines as written and formats only its own (``flatten
 ``line_length``); the surfaces pass the width the project's formatter uses, so those
 lines read like the rest of the file. Found from the file's directory upward, as black
 and ruff find their configuration: the nearest directory with a ``pyproject.toml``
-holding ``[tool.black]`` or ``[tool.ruff]``, or with a ``ruff.toml`` or ``.ruff.toml``,
-decides (its ``line-length``, black's table first, else black's default of 88); the
+holding ``[tool.black]`` or ``[tool.ruff]`` (or a ``line-length`` in ``[tool.inliner]``,
+which comes first), or with a ``ruff.toml`` or ``.ruff.toml``, decides (its
+``line-length``, black's table before ruff's, else black's default of 88); the
 search stops at a directory holding ``.git`` or ``.hg``. A file that cannot be read or
 a value that is not a positive integer counts as no setting: a style is never worth
 failing a rewrite.
@@ -59,6 +60,9 @@ def _setting_of(config: str, stamp: int) -> tuple[int | None] | None:
     if Path(config).name != "pyproject.toml":
         return (_positive(data.get("line-length")),)
     tool = data.get("tool")
+    own = tool.get("inliner") if isinstance(tool, dict) else None
+    if isinstance(own, dict) and _positive(own.get("line-length")) is not None:
+        return (_positive(own.get("line-length")),)
     found = [tool.get(name) for name in ("black", "ruff")] if isinstance(tool, dict) else []
     tables: list[dict[str, Any]] = [t for t in found if isinstance(t, dict)]
     if not tables:

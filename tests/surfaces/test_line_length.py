@@ -50,6 +50,16 @@ def _project(root: Path, files: dict[str, str]) -> Path:
             id="black-first",
         ),
         pytest.param({"ruff.toml": "line-length = 99\n"}, 99, id="ruff-toml"),
+        pytest.param(
+            {"pyproject.toml": "[tool.inliner]\nline-length = 77\n[tool.black]\nline-length = 110\n"},
+            77,
+            id="inliner-first",
+        ),
+        pytest.param(
+            {"pyproject.toml": "[tool.ruff]\nline-length = 120\n", "pkg/pyproject.toml": "[tool.inliner]\n"},
+            120,
+            id="an-inliner-table-without-it-is-passed",
+        ),
         pytest.param({".ruff.toml": "line-length = 101\n"}, 101, id="dot-ruff-toml"),
         pytest.param({"pyproject.toml": "[tool.black]\nskip-string-normalization = true\n"}, 88, id="black-without-it"),
         pytest.param({"pyproject.toml": "[tool.black]\nline-length = 'wide'\n"}, 88, id="not-a-number"),

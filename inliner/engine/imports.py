@@ -434,8 +434,9 @@ def spaced_insertion(insertion: Edit, text: SourceText, others: list[Edit]) -> E
     start, end, line = insertion
     shift = sum(len(new) - (e - s) for s, e, new in others if s < start)
     after = _NEWLINE.split(text.splice(others)[start + shift :])
-    blank, following = next(((n, code) for n, code in enumerate(after) if code.strip()), (0, ""))
-    if _DEFINITION.match(following) and blank < 2:
+    blank = next((n for n, code in enumerate(after) if code.strip()), len(after))
+    following = next((code for code in after[blank:] if not code.lstrip().startswith("#")), "")
+    if _DEFINITION.match(following) and blank < 2:  # comments right above a definition are its own
         return (start, end, line + text.newline * (2 - blank))
     return insertion
 

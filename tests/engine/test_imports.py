@@ -183,3 +183,17 @@ def test_an_import_in_a_function_that_stays(prelude, after):
 def test_a_function_import_of_another_name_stays():
     out = _in_function("    from torch.autograd import Function, grad\n", "    print(grad)\n")
     assert "    from torch.autograd import grad\n" in out
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        pytest.param("from torch.autograd import Function\n\n\n", id="the-only-import-removed"),
+        pytest.param("from torch.autograd import Function\n\n\n# about Twice\n", id="a-comment-above-the-class"),
+    ],
+)
+def test_the_runtime_import_is_two_blank_lines_above_a_definition(head):
+    """pycodestyle's E302: a top-level definition right after the import wants two blank lines."""
+    out = flatten(head + FUNCTION.format(base="Function", annotation="", returns="").lstrip("\n")).source
+    assert out.startswith("from inliner.runtime import custom_vjp\n\n\n")
+    assert not out.startswith("from inliner.runtime import custom_vjp\n\n\n\n")

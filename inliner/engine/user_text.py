@@ -159,7 +159,22 @@ class UserText:
         statements = [self.statement(s, inner) for s in body.body]
         if statements and _is_docstring_line(statements[0]):
             statements[0] = self.docstring(statements[0], inner)
+        statements = self._spaced_definitions(statements)
         return self._header(func, outer).with_changes(body=body.with_changes(body=statements))
+
+    def _spaced_definitions(self, statements: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """A nested ``def`` or ``class`` right after a statement the engine wrote gets the
+        blank line above it that pycodestyle (E306) and black want: the engine's
+        statement (``(x,) = residuals``) may now stand where nothing stood before it."""
+        written = {id(s) for s in self.written.statements}
+        out = list(statements)
+        for i in range(1, len(out)):
+            current = out[i]
+            if not isinstance(current, (cst.FunctionDef, cst.ClassDef)) or id(out[i - 1]) not in written:
+                continue
+            if not any(line.comment is None for line in current.leading_lines):
+                out[i] = current.with_changes(leading_lines=(cst.EmptyLine(indent=False), *current.leading_lines))
+        return out
 
     def docstring(self, statement: cst.BaseStatement, indent: str) -> cst.BaseStatement:
         """A docstring the user wrote, its inner lines moved with it to ``indent``."""

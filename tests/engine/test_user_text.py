@@ -213,3 +213,22 @@ def test_a_changed_line_of_two_statements_is_not_split():
     """black would make ``a; b`` two lines: the engine's edit of it is printed as libcst holds it."""
     out = flatten(CHANGED_LINES).source
     assert "    x, = residuals[:1]; y = g * 2\n" in out
+
+
+def test_a_nested_definition_after_a_written_statement_gets_its_blank_line():
+    """backward opened with a nested def; the record's unpacking now stands before it (E306)."""
+    source = (
+        "import torch\n\n\n"
+        "class F(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        ctx.k = 3.0\n"
+        "        return x * 2\n\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, g):\n"
+        "        def scaled(t):\n"
+        "            return t * ctx.k\n"
+        "        return scaled(g)\n"
+    )
+    out = flatten(source).source
+    assert "    (state,) = residuals\n\n    def scaled(t):\n" in out

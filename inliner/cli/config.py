@@ -42,6 +42,7 @@ OPTION_TYPES: dict[str, type] = {
     "extend_exclude": str,
     "force_exclude": str,
     "jobs": int,
+    "line_length": int,
     "quiet": bool,
     "verbose": bool,
 }

@@ -24,7 +24,7 @@ class _Parser(argparse.ArgumentParser):
             report.emit(message, file)
 
 
-def _jobs(text: str) -> int:
+def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -141,9 +141,17 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-j",
         "--jobs",
-        type=_jobs,
+        type=_positive_int,
         metavar="N",
         help="worker processes (default: number of CPUs)",
+    )
+    parser.add_argument(
+        "-l",
+        "--line-length",
+        type=_positive_int,
+        metavar="N",
+        help="width of the lines inliner writes; the user's lines keep theirs "
+        "(default: the project's black or ruff line-length, else 88)",
     )
     verbosity = parser.add_mutually_exclusive_group()
     verbosity.add_argument("-q", "--quiet", action="store_true", default=None, help="print errors only")

@@ -17,6 +17,7 @@ from inliner.cli.report import unified_diff
 from inliner.engine import FlattenResult, Selection, flatten
 from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.diagnostics import Diagnostic
+from inliner.style import DEFAULT_LINE_LENGTH
 
 Engine = Callable[..., FlattenResult]
 
@@ -36,12 +37,14 @@ class Task:
     compile_overrides: CompileOverrides | None = None
     #: (class of this module, a subclass in another module of the tree), by qualified name
     subclassed: tuple[tuple[str, str], ...] = ()
+    line_length: int = DEFAULT_LINE_LENGTH  # the project's black or ruff line-length (inliner/style.py)
 
     def engine_options(self) -> dict:
         return {
             "module": self.module,
             "compile_overrides": self.compile_overrides,
             "subclassed": dict(self.subclassed) or None,
+            "line_length": self.line_length,
         }
 
 

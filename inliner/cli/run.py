@@ -18,6 +18,7 @@ from inliner.cli import files as discovery
 from inliner.cli import options, process, report
 from inliner.cli.options import Options, UsageError
 from inliner.engine.analysis.compile_overrides import module_name
+from inliner.style import find_line_length
 from inliner.subclassed import for_module, subclassed_in_tree
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 123
@@ -103,6 +104,7 @@ def _stdin_work(settled: Options, reporter: report.Reporter) -> tuple[process.Ta
         select=settled.select,
         module=module_name(target) if target else None,
         compile_overrides=settled.config.compile,
+        line_length=args.line_length or find_line_length(os.path.abspath(target or "-")),
     )
     return task, None
 
@@ -152,6 +154,7 @@ def _file_tasks(
             module=modules[src.real],
             compile_overrides=settled.config.compile,
             subclassed=tuple(sorted(for_module(subclassed, modules[src.real]).items())),
+            line_length=args.line_length or find_line_length(src.real),
         )
         for src in sources
     ]

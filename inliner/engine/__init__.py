@@ -33,6 +33,7 @@ def flatten(
     module: str | None = None,
     compile_overrides: CompileOverrides | None = None,
     subclassed: Mapping[str, str] | None = None,
+    line_length: int = 88,
 ) -> FlattenResult:
     """Flatten every autograd.Function subclass (and autograd_function_apply call) in ``source``.
 
@@ -40,6 +41,8 @@ def flatten(
     the compile kind of a class the project names there; see inliner/engine/analysis/compile_overrides.py.
     ``subclassed`` (with ``module``): the classes other modules of the tree derive from,
     qualified name -> one such subclass (``inliner.subclassed``); they stay Functions (INL113).
+    ``line_length`` is the width black formats the lines the engine writes to (the
+    project's black or ruff ``line-length``); the lines the user wrote keep their text.
 
     Never raises. An internal error while lowering one class (or op call) leaves that
     one untouched with an ``INL002`` diagnostic and still flattens the others; one
@@ -69,6 +72,7 @@ def flatten(
             cache=cache,
             diagnostics_only=diagnostics_only,
             stop=stop,
+            line_length=line_length,
         )
     except Cancelled:
         raise

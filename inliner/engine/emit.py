@@ -1,20 +1,26 @@
 """Print a ``CustomVJP`` as code: ``<name>_fwd``, ``<name>_bwd`` and one binding line.
 
-The only place that decides what generated code looks like. Output is formatted
-with black so it reads as if a careful person wrote it.
+The only place that decides what generated code looks like. What the engine writes
+is formatted with black so it reads as if a careful person wrote it; what the user
+wrote keeps its text (``inliner.engine.user_text``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 
 from inliner.engine.model import CustomVJP, VJPSpec
 from inliner.engine.residuals import merge_repeated
-
-#: a statement of a module or block (libcst's ``BaseStatement`` has no other kinds)
-Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
+from inliner.engine.user_text import (
+    Originals,
+    Statement,
+    UserText,
+    Written,
+    comment_block,
+    docstring_value,
+)
 
 
 def _int_tuple(values: tuple[int, ...]) -> cst.BaseExpression:
@@ -110,6 +116,14 @@ def _custom_vjp_call(vjp: CustomVJP, runtime: str) -> cst.Call:
     )
 
 
+@dataclass
+class Emission:
+    """The statements that replace the original, and which of their nodes the engine wrote."""
+
+    statements: list[Statement]
+    written: Written
+
+
 def emit(
     vjp: CustomVJP,
     runtime: str,
@@ -117,47 +131,67 @@ def emit(
     target: str | None = None,
     nested: bool = False,
     line_length: int = 88,
+    outer: str = "",
+    indent: str = "    ",
+    originals: Originals | None = None,
     flat_class: str = "FlatClass",
-) -> list[Statement]:
-    """The statements that replace the original (black-formatted, comments kept).
+) -> Emission:
+    """The statements that replace the original, at indentation ``outer``.
 
-    A kept class (``vjp.kept``) comes last, as the user wrote it less its autograd
-    members, with ``apply = staticmethod(custom_vjp(...))`` appended: only that line is
-    formatted, the rest of the class keeps its text.
+    What the user wrote (``originals``, see ``user_text.Originals``) keeps its
+    text; what the engine wrote is formatted by black at ``line_length``. A kept class
+    (``vjp.kept``) comes last, as the user wrote it less its autograd members, with
+    ``apply = staticmethod(custom_vjp(...))`` appended.
     """
     vjp = merge_repeated(vjp)
-    statements: list[Statement] = [
-        vjp.fwd.with_changes(leading_lines=()),
-        vjp.bwd.with_changes(leading_lines=()),
-        *(f.with_changes(leading_lines=()) for f in vjp.extra),
-    ]
-    if vjp.kept is None:
-        statements.append(binding(vjp, runtime, target))
-    formatted = format_statements(statements, line_length=line_length)
+    user = UserText(originals or Originals(), line_length, indent)
     blank = (cst.EmptyLine(indent=False),) * (1 if nested else 2)
-    comments = {
-        vjp.fwd.name.value: _comments(vjp.fwd.leading_lines),
-        vjp.bwd.name.value: _comments(vjp.bwd.leading_lines),
-    }
+    written = user.written
+    functions = [vjp.fwd, vjp.bwd, *vjp.extra]
     out: list[Statement] = []
-    for i, stmt in enumerate(formatted):
-        own = _comments(stmt.leading_lines)
-        if isinstance(stmt, cst.FunctionDef):
-            own = own + comments.get(stmt.name.value, ())
-        if i == 0:
-            lines = (*vjp.leading_lines, *own)
-        elif isinstance(stmt, cst.FunctionDef):
-            lines = (*blank, *own)
-        else:
-            lines = (*(blank[:1] if nested else blank), *own)
-        out.append(stmt.with_changes(leading_lines=lines))
-    if vjp.kept is not None:
-        out.append(_kept_class(vjp, runtime, flat_class, line_length, blank))
-    return out
+    for i, func in enumerate(functions):
+        tidied = user.function(func, outer)
+        if i == 0 and vjp.class_docstring is not None:
+            docstring = user.docstring(vjp.class_docstring.with_changes(leading_lines=()), outer + indent)
+            tidied = _with_class_docstring(tidied, docstring, written)
+        own = _comments(func.leading_lines)
+        lines = (*vjp.leading_lines, *own) if i == 0 else (*blank, *own)
+        tidied = tidied.with_changes(leading_lines=lines)
+        written.headers.append(tidied)
+        out.append(tidied)
+    if vjp.kept is None:
+        bound = user.formatted(binding(vjp, runtime, target), outer, normalize_strings=True)
+        bound = bound.with_changes(leading_lines=blank[:1] if nested else blank)
+        written.statements.append(bound)
+        out.append(bound)
+    else:
+        out.append(_kept_class(vjp, runtime, flat_class, user, outer + indent, blank))
+    return Emission(out, written)
+
+
+def _with_class_docstring(fwd: cst.FunctionDef, docstring: cst.BaseStatement, written: Written) -> cst.FunctionDef:
+    """fwd documented as the class was (the flat callable's ``__doc__``, as the class's was).
+
+    A docstring forward had too becomes a comment block where it stood: a second string
+    would be a bare statement, and forward's ``__doc__`` has nowhere to go."""
+    body = fwd.body
+    assert isinstance(body, cst.IndentedBlock)
+    statements = list(body.body)
+    own = docstring_value(statements[0]) if statements else None
+    if own is None or len(statements) < 2:
+        return fwd.with_changes(body=body.with_changes(body=[docstring, *statements]))
+    demoted, after = statements[0], statements[1]
+    assert isinstance(demoted, cst.SimpleStatementLine) and isinstance(after, Statement)
+    block = comment_block(own)
+    moved = after.with_changes(leading_lines=(*_comments(demoted.leading_lines), *block, *after.leading_lines))
+    written.renamed(after, moved)
+    written.comments.append((moved, len(_comments(demoted.leading_lines)), len(block)))
+    after = moved
+    return fwd.with_changes(body=body.with_changes(body=[docstring, after, *statements[2:]]))
 
 
 def _kept_class(
-    vjp: CustomVJP, runtime: str, flat_class: str, line_length: int, blank: tuple[cst.EmptyLine, ...]
+    vjp: CustomVJP, runtime: str, flat_class: str, user: UserText, inner: str, blank: tuple[cst.EmptyLine, ...]
 ) -> cst.ClassDef:
     kept = vjp.kept
     assert kept is not None and isinstance(kept.node.body, cst.IndentedBlock)
@@ -167,28 +201,22 @@ def _kept_class(
         first = body[0]
         assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))  # BaseStatement's only kinds
         body[0] = first.with_changes(leading_lines=_comments(first.leading_lines))
-    (apply,) = format_statements([_apply_binding(vjp, runtime)], line_length=line_length - 4)
+    apply = user.formatted(_apply_binding(vjp, runtime), inner, normalize_strings=True)
     apply = apply.with_changes(leading_lines=(cst.EmptyLine(indent=False),) if body else ())
+    user.written.statements.append(apply)
     node = node.with_changes(body=node.body.with_changes(body=[*body, apply]))
     if kept.replace_base:
         node = node.with_changes(bases=[node.bases[0].with_changes(value=cst.Name(flat_class))])
     # The class's own leading comments went above fwd, the first statement emitted.
     if node.decorators:
         decorators = [node.decorators[0].with_changes(leading_lines=blank), *node.decorators[1:]]
-        return node.with_changes(decorators=decorators, leading_lines=())
-    return node.with_changes(leading_lines=blank)
+        node = node.with_changes(decorators=decorators, leading_lines=())
+    else:
+        node = node.with_changes(leading_lines=blank)
+    if kept.replace_base:
+        user.written.headers.append(node)
+    return node
 
 
 def _comments(lines) -> tuple[cst.EmptyLine, ...]:
     return tuple(line for line in lines if line.comment is not None)
-
-
-def format_statements(statements: Sequence[Statement], *, line_length: int = 88) -> list[Statement]:
-    code = cst.Module(body=statements).code
-    try:
-        import black
-
-        code = black.format_str(code, mode=black.Mode(line_length=line_length))
-    except Exception:  # black is a nicety; the unformatted code is equally correct
-        pass
-    return list(cst.parse_module(code).body)

@@ -26,6 +26,7 @@ import bisect
 import collections
 import re
 import sys
+from collections.abc import Sequence
 from typing import TypeGuard
 
 from inliner.engine.docstrings import is_docstring
@@ -62,18 +63,29 @@ _IMPORT_HAS_EFFECTS = frozenset(
 )
 _DYNAMIC_ACCESS = frozenset({"globals", "vars", "locals", "eval", "exec"})
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_DEFINITION = re.compile(r"(?:async\s+def|def|class)\b|@")
 
 
 def import_edits(
-    tree: ast.Module, text: SourceText, rewritten: ast.Module, *, module: str, line: str, path: str
+    tree: ast.Module,
+    text: SourceText,
+    rewritten: ast.Module,
+    *,
+    module: str,
+    line: str,
+    path: str,
+    edited: Sequence[Edit] = (),
 ) -> list[Edit]:
     """The edits to the original's imports: the insertion of ``line`` (which imports from
-    ``module``) first, so it precedes anything else inserted at its offset; then removals."""
+    ``module``) first, so it precedes anything else inserted at its offset; then removals
+    (at module level, and in functions, away from the ``edited`` spans)."""
     block = _import_block(tree)
     removals, gone = _removals(tree, text, rewritten) if _may_remove(tree, rewritten, path) else ([], set())
     kept = [stmt for stmt in block if stmt not in gone]
     removed_lines = {n for start, end, new in removals if not new for n in _lines_of(text, start, end)}
-    return [_insertion(tree, text, block, kept, removed_lines, module, line), *removals]
+    local = _function_removals(tree, text, rewritten, edited)
+    return [_insertion(tree, text, block, kept, removed_lines, module, line), *removals, *local]
 
 
 def _lines_of(text: SourceText, start: int, end: int) -> range:
@@ -121,7 +133,7 @@ def _docstrings(node: ast.AST) -> list[tuple[ast.Constant, str]]:
     return out
 
 
-def _reached_dynamically(module: ast.Module) -> bool:
+def _reached_dynamically(module: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Module globals may be read by a name only known at run time."""
     for node in ast.walk(module):
         if isinstance(node, ast.Name) and node.id in _DYNAMIC_ACCESS:
@@ -131,7 +143,7 @@ def _reached_dynamically(module: ast.Module) -> bool:
     return any(isinstance(s, ast.FunctionDef) and s.name in ("__getattr__", "__dir__") for s in module.body)
 
 
-def _literal_all(name: ast.Name, module: ast.Module) -> bool:
+def _literal_all(name: ast.Name, module: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """``name`` is the target of a module-level ``__all__ = [<strings>]``."""
     for stmt in module.body:
         if isinstance(stmt, ast.Assign) and any(t is name for t in stmt.targets):
@@ -168,6 +180,73 @@ def _removals(tree: ast.Module, text: SourceText, rewritten: ast.Module) -> tupl
         [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))], text, unused, edits, gone, guarded=False
     )
     return [edit for group in edits.values() for edit in group], gone
+
+
+def _function_removals(tree: ast.Module, text: SourceText, rewritten: ast.Module, edited: Sequence[Edit]) -> list[Edit]:
+    """Edits dropping the imports at the top of a function's body that the rewrite left
+    unused there: a class flattened inside a function no longer names ``Function``.
+
+    A function is matched with the rewritten one at the same path of names (functions
+    and classes); the rules are those of module level (only inert modules, no ``noqa``,
+    no dynamic access, nothing the function still names), and a removal touches no
+    line another edit changes."""
+    after = dict(_functions(rewritten))
+    out: list[Edit] = []
+    for path, func in _functions(tree):
+        new = after.get(path)
+        if new is None or _reached_dynamically(func) or _reached_dynamically(new):
+            continue
+        before, now = mentions(func), mentions(new)
+        unused = {name for name in before if not now[name]}
+        edits: dict[ast.stmt, list[Edit]] = {}
+        imports: list[ast.stmt] = [s for s in func.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+        _drop(imports, text, unused, edits, set(), guarded=False)
+        for stmt, group in edits.items():
+            group = [_with_blank_after_first(text, func, stmt, edit) for edit in group]
+            if not any(_overlaps(edit, other) for edit in group for other in edited):
+                out.extend(group)
+    return out
+
+
+def _functions(tree: ast.AST) -> list[tuple[tuple[str, ...], ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function under ``tree`` with its path of enclosing function and class names
+    (a repeated path gets a count, so the n-th of a name matches the n-th)."""
+    found: list[tuple[tuple[str, ...], ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    seen: collections.Counter[tuple[str, ...]] = collections.Counter()
+
+    def walk(node: ast.AST, path: tuple[str, ...]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                here = (*path, child.name)
+                seen[here] += 1
+                here = (*here[:-1], f"{child.name}#{seen[here]}")
+                if not isinstance(child, ast.ClassDef):
+                    found.append((here, child))
+                walk(child, here)
+            else:
+                walk(child, path)
+
+    walk(tree, ())
+    return found
+
+
+def _with_blank_after_first(text: SourceText, func: ast.AST, stmt: ast.stmt, edit: Edit) -> Edit:
+    """A removed first statement of a body takes the blank lines after it along: a body
+    does not open with a blank line."""
+    start, end, new = edit
+    body = getattr(func, "body", [])
+    first = 1 if body and is_docstring(body[0]) else 0
+    if new or len(body) <= first or body[first] is not stmt:
+        return edit
+    line = end_line(stmt) + 1
+    while line <= len(text.starts) and not text.line(line).strip():
+        end = text.line_end(line)
+        line += 1
+    return (start, end, new)
+
+
+def _overlaps(edit: Edit, other: Edit) -> bool:
+    return edit[0] < other[1] and other[0] < edit[1]
 
 
 def _is_type_checking_guard(stmt: ast.stmt) -> TypeGuard[ast.If]:
@@ -344,6 +423,22 @@ def _insertion(
         code_follows = following is not None and text.line(following).strip() != ""
         return (offset, offset, text.newline + line + (text.newline if code_follows else ""))
     return _at_top(tree, text, line)
+
+
+def spaced_insertion(insertion: Edit, text: SourceText, others: list[Edit]) -> Edit:
+    """``insertion`` (the runtime's import) with the blank lines that a definition at the
+    top level right after it needs: two (pycodestyle's E302), as isort and black leave them.
+
+    What follows it is read in the text that ``others`` make (a removed import, a class
+    that became ``def`` lines)."""
+    start, end, line = insertion
+    shift = sum(len(new) - (e - s) for s, e, new in others if s < start)
+    after = _NEWLINE.split(text.splice(others)[start + shift :])
+    blank = next((n for n, code in enumerate(after) if code.strip()), len(after))
+    following = next((code for code in after[blank:] if not code.lstrip().startswith("#")), "")
+    if _DEFINITION.match(following) and blank < 2:  # comments right above a definition are its own
+        return (start, end, line + text.newline * (2 - blank))
+    return insertion
 
 
 def _comments_start(text: SourceText, lineno: int) -> int:

@@ -14,8 +14,10 @@ its other lines are matched against the lines of their own origin only:
    neighbours, or to the line before it (a black continuation line).
 
 Where an exact account would need the lowering to carry every statement's origin
-through black, this matching is scoped to one generated text and its own origin,
-and anchored by what is known for sure.
+through its edits, this matching is scoped to one generated text and its own origin,
+and anchored by what is known for sure. ``Origin.written`` says which lines of the
+text the engine wrote; every other line is a line of the origin, moved (its
+indentation aside) as the user wrote it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -42,6 +44,9 @@ class Origin:
     ranges: tuple[tuple[int, int], ...]  # 1-based inclusive input line ranges
     defs: dict[str, int] = field(default_factory=dict)  # generated function name -> input line of its source
     binding: tuple[str, int] | None = None  # (`name = custom_vjp(`, input line): the last statement
+    #: 0-based lines of the text that the engine wrote; each other line is an input line of
+    #: ``ranges``, its indentation aside (a blank line, or a line of the user's text moved)
+    written: Collection[int] = frozenset()
 
 
 class Emitted(str):

@@ -78,6 +78,8 @@ class CustomVJP:
     extra: list[cst.FunctionDef] = field(default_factory=list)  # e.g. a vmap rule
     leading_lines: tuple[cst.EmptyLine, ...] = ()
     kept: KeptClass | None = None  # the class stays, with the flat callable as its ``apply``
+    #: the flattened class's docstring, which the emitter puts on fwd (the flat callable's ``__doc__``)
+    class_docstring: cst.SimpleStatementLine | None = None
 
 
 @dataclass(frozen=True)

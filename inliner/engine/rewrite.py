@@ -23,7 +23,7 @@ import re
 import tokenize
 import warnings
 from collections import Counter, deque
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import astuple, dataclass, field
 from typing import Any, Literal
 
@@ -42,7 +42,7 @@ from inliner.engine.function_class.decorators import DecoratorReader, DecoratorU
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
 from inliner.engine.function_class.lower_function import Inherited, lower_function_class
 from inliner.engine.function_class.meant_as_base import BaseCheck
-from inliner.engine.imports import import_edits
+from inliner.engine.imports import import_edits, spaced_insertion
 from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, Remember, WatchedNames, relocated
 from inliner.engine.invariants import check_no_new_names
 from inliner.engine.line_origin import Emitted, Origin
@@ -60,6 +60,7 @@ from inliner.engine.op_call.hop_calls import (
 from inliner.engine.op_call.lower_hop import lower_hop
 from inliner.engine.result import FlattenResult, Selection, Target, TextEdit
 from inliner.engine.source import Block, SourceText, end_column, end_line, parse_block, start_line
+from inliner.engine.user_text import Originals, WrittenLines
 
 FUNCTION_BASES = frozenset(
     {
@@ -135,6 +136,7 @@ class _Run:
     cache: FlattenCache
     diagnostics_only: bool = False
     stop: Callable[[], bool] | None = None
+    line_length: int = 88  # what black formats the engine's lines to (the file's project's own)
 
     def check(self) -> None:
         if self.stop is not None and self.stop():
@@ -152,8 +154,9 @@ def rewrite_module(
     cache: FlattenCache | None = None,
     diagnostics_only: bool = False,
     stop: Callable[[], bool] | None = None,
+    line_length: int = 88,
 ) -> FlattenResult:
-    run = _Run(cache if cache is not None else FlattenCache(), diagnostics_only, stop)
+    run = _Run(cache if cache is not None else FlattenCache(), diagnostics_only, stop, line_length)
     parsed = run.cache.module(source, path, lambda: _read_module(source, path, run.cache.remember))
     if isinstance(parsed, FlattenResult):
         return parsed
@@ -330,7 +333,10 @@ def _final_edits(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the original's own warnings (escape sequences...), seen again
         rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
-    edits = import_edits(parsed.tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path) + edits
+    insertion, *removals = import_edits(
+        parsed.tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path, edited=edits
+    )
+    edits = [spaced_insertion(insertion, text, [*removals, *edits]), *removals, *edits]
     return text.final_edits(edits)
 
 
@@ -528,7 +534,11 @@ def _flatten_family(
     edits: list[tuple[int, int, str]] = []
     for member in family:
         assert isinstance(member.node, ast.ClassDef)
-        as_base = bases.refusal(member.node, _ancestors(member)) if member.base is not None else None
+        as_base = (
+            bases.refusal(member.node, [_class_node(a) for a in _ancestors(member)])
+            if member.base is not None
+            else None
+        )
         if as_base is not None:
             member.outcome, member.refusal_position = as_base
         else:
@@ -547,15 +557,9 @@ def _flatten_family(
     return edits
 
 
-def _ancestors(candidate: _Candidate) -> list[ast.ClassDef]:
-    """The classes of its family it derives from, nearest first."""
-    found = []
-    base = candidate.base
-    while base is not None:
-        assert isinstance(base.node, ast.ClassDef)
-        found.append(base.node)
-        base = base.base
-    return found
+def _class_node(candidate: _Candidate) -> ast.ClassDef:
+    assert isinstance(candidate.node, ast.ClassDef)
+    return candidate.node
 
 
 def _family_reason(other: _Candidate, failed: _Candidate) -> str:
@@ -619,14 +623,23 @@ def _flatten_class(
     if run.diagnostics_only:
         return []
     block = product.block
-    line_length = max(40, 88 - len(block.indent))
     kind = (candidate.compile.kind, candidate.compile.reason)
-    make = lambda: block.render(
-        emit(vjp, names.custom_vjp, nested=block.wrapped, line_length=line_length, flat_class=names.flat_class)
-    )
-    rendered = lowering.once(("emit", kind), make)
+
+    def make() -> tuple[str, WrittenLines]:
+        indent = block.module.default_indent
+        inherited = list(base.inherited.members.values()) if base is not None and base.inherited else []
+        originals = Originals.of([(block.node, block.indent), *((m, indent) for m in inherited)], indent)
+        emission = emit(
+            vjp, names.custom_vjp, nested=block.wrapped, line_length=run.line_length, outer=block.indent,
+            indent=indent, originals=originals, flat_class=names.flat_class,
+        )  # fmt: skip
+        return block.render_written(emission.statements, emission.written)
+
+    rendered, written = lowering.once(("emit", kind, run.line_length), make)
     start = text.offset(candidate.first_line, 0)
-    origin = class_origin(cls, candidate.first_line, candidate.last_line, vjp, names.custom_vjp)
+    ranges = [(candidate.first_line, candidate.last_line)]
+    ranges += [(b.first_line, b.last_line) for b in _ancestors(candidate)]  # where inherited members were written
+    origin = class_origin(cls, tuple(sorted(ranges)), vjp, names.custom_vjp, written)
     return [(start, text.line_end(candidate.last_line), Emitted(rendered, origin))]
 
 
@@ -978,8 +991,14 @@ def _flatten_call(
     candidate.compile = compile_kind
     edits: list[tuple[int, int, str]] = []
     if not run.diagnostics_only:
-        make = lambda: cst.Module(body=emit(vjp, runtime_name, nested=False), default_newline=text.newline).code
-        definitions = lowering.once(("emit", compile_kind.kind, compile_kind.reason), make)
+
+        def make() -> tuple[str, WrittenLines]:
+            originals = Originals.of((block.node, block.indent) for block in lowering.product)
+            emission = emit(vjp, runtime_name, line_length=run.line_length, originals=originals)
+            module = cst.Module(body=emission.statements, default_newline=text.newline)
+            return module.code, WrittenLines(module, emission.written)
+
+        definitions, written = lowering.once(("emit", compile_kind.kind, compile_kind.reason, run.line_length), make)
         # The flat function goes right before the module-level statement holding the call,
         # and before the comment lines that introduce that statement.
         statement = site.statement
@@ -987,7 +1006,7 @@ def _flatten_call(
         first = start_line(statement)
         first = _above_own_comments(first, previous_end, text)
         insert_at = text.offset(first, 0)
-        origin = call_origin(site, vjp, runtime_name)
+        origin = call_origin(site, vjp, runtime_name, written)
         edits.append((insert_at, insert_at, Emitted(definitions + text.newline * 2, origin)))
         edits.extend(call_edits)
         cleanup, dropped = _cleanup(site, tree, text)
@@ -1457,7 +1476,23 @@ def _message(label: str, reason: str) -> str:
 # -- where generated text comes from (for the line map) -----------------------------
 
 
-def class_origin(cls: ast.ClassDef, first_line: int, last_line: int, vjp: CustomVJP, runtime: str) -> Origin:
+def _ancestors(candidate: _Candidate) -> list[_Candidate]:
+    """The candidates of its family it derives from, nearest first."""
+    found = []
+    base = candidate.base
+    while base is not None:
+        found.append(base)
+        base = base.base
+    return found
+
+
+def class_origin(
+    cls: ast.ClassDef,
+    ranges: tuple[tuple[int, int], ...],
+    vjp: CustomVJP,
+    runtime: str,
+    written: Collection[int],
+) -> Origin:
     """A class's replacement: made from the class; its functions from its methods."""
     methods = {m.name: m.lineno for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
     defs = {}
@@ -1470,10 +1505,10 @@ def class_origin(cls: ast.ClassDef, first_line: int, last_line: int, vjp: Custom
         line = next((methods[m] for m in sources if m in methods), None)
         if emitted is not None and line is not None:
             defs[emitted] = line
-    return Origin(((first_line, last_line),), defs, (f"{vjp.name} = {runtime}(", cls.lineno))
+    return Origin(ranges, defs, (f"{vjp.name} = {runtime}(", cls.lineno), written)
 
 
-def call_origin(site: HopCall, vjp: CustomVJP, runtime: str) -> Origin:
+def call_origin(site: HopCall, vjp: CustomVJP, runtime: str, written: Collection[int]) -> Origin:
     """An op call's flat functions: made from its two bodies; the binding stands for the call."""
     assert site.fwd is not None and site.bwd is not None
     ranges, defs = [], {}
@@ -1482,4 +1517,4 @@ def call_origin(site: HopCall, vjp: CustomVJP, runtime: str) -> Origin:
         first = start_line(func)
         ranges.append((first, func.end_lineno or func.lineno))
         defs[emitted.name.value] = func.lineno
-    return Origin(tuple(ranges), defs, (f"{vjp.name} = {runtime}(", site.call.lineno))
+    return Origin(tuple(ranges), defs, (f"{vjp.name} = {runtime}(", site.call.lineno), written)

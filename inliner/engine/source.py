@@ -16,6 +16,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from inliner.engine.result import TextEdit
+from inliner.engine.user_text import Written, WrittenLines
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -160,11 +161,22 @@ class Block:
 
     def render(self, statements: Sequence[cst.BaseStatement]) -> str:
         """Text of ``statements`` at this block's indentation, with the file's newline."""
+        return self._text(self._holder(statements))
+
+    def render_written(self, statements: Sequence[cst.BaseStatement], written: Written) -> tuple[str, WrittenLines]:
+        """``render``, and the 0-based lines of that text that the engine wrote."""
+        holder = self._holder(statements)
+        return self._text(holder), WrittenLines(holder, written, skip=1 if self.wrapped else 0)
+
+    def _text(self, holder: cst.Module) -> str:
+        return holder.code.split(self.module.default_newline, 1)[1] if self.wrapped else holder.code
+
+    def _holder(self, statements: Sequence[cst.BaseStatement]) -> cst.Module:
+        """A module printing ``statements`` at this block's indentation (after an ``if True:`` line when wrapped)."""
         if not self.wrapped:
-            return self.module.with_changes(body=statements, header=(), footer=()).code
+            return self.module.with_changes(body=statements, header=(), footer=())
         block = cst.IndentedBlock(body=statements, indent=self.indent)
-        holder = self.module.with_changes(body=[cst.If(test=cst.Name("True"), body=block)], header=(), footer=())
-        return holder.code.split(self.module.default_newline, 1)[1]
+        return self.module.with_changes(body=[cst.If(test=cst.Name("True"), body=block)], header=(), footer=())
 
 
 def parse_block(text: SourceText, first_line: int, last_line: int, indent_line: int) -> Block:

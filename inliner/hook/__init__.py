@@ -161,6 +161,7 @@ def _engine_options(source_path: str, fullname: str) -> tuple[dict, str | None]:
     modules of its package derive from (``inliner.hook._bases``: read once per package)."""
     from inliner.engine.analysis.compile_overrides import engine_options
     from inliner.hook._bases import subclassed_for
+    from inliner.style import find_line_length
 
     try:
         subclassed = subclassed_for(source_path, fullname) or None
@@ -169,15 +170,17 @@ def _engine_options(source_path: str, fullname: str) -> tuple[dict, str | None]:
     try:
         options = engine_options(source_path)
     except ValueError as exc:
-        return {"module": fullname, "compile_overrides": None, "subclassed": subclassed}, f"{exc}; ignored"
+        told = {"module": fullname, "compile_overrides": None, "line_length": find_line_length(source_path)}
+        return {**told, "subclassed": subclassed}, f"{exc}; ignored"
     return {**options, "module": fullname, "subclassed": subclassed}, None
 
 
 def _settings(options: dict) -> bytes:
-    """What the engine is told besides the source, for the cache key: editing the table, or
-    a subclass appearing in another module, rewrites the module again."""
+    """What the engine is told besides the source, for the cache key: editing the table, the
+    line length, or a subclass appearing in another module, rewrites the module again."""
     told = [repr(options["compile_overrides"])] if options["compile_overrides"] else []
     told += [repr(sorted(options["subclassed"].items()))] if options["subclassed"] else []
+    told += [f"line_length={options.get('line_length', 88)}"]
     return "\0".join(told).encode()
 
 

@@ -1,7 +1,7 @@
 """Compile flattened source so that its code reports the original file's lines.
 
 The engine moves statements (forward/backward bodies become ``*_fwd``/``*_bwd``)
-and black may re-wrap them, so rewritten line N is not original line N. The
+and black formats the ones it changes, so rewritten line N is not original line N. The
 engine's result says where each of its lines comes from (``FlattenResult.line_map``);
 this module writes that into the AST before compiling, so tracebacks, ``co_lines``
 and ``linecache`` agree with the file the user wrote.

@@ -254,7 +254,7 @@ def test_engine_options_for_one_file(project: Path):
     options = engine_options(project / "pkg" / "ops.py")
     assert options["module"] == "pkg.ops"
     assert options["compile_overrides"].lookup("pkg.ops.Pure") == ("opaque", "pkg.ops.Pure")
-    assert engine_options(None) == {"module": None, "compile_overrides": None}
+    assert engine_options(None) == {"module": None, "compile_overrides": None, "line_length": 88}
     _pyproject(project, '[tool.inliner.compile]\n"pkg.ops.Pure" = 3\n')
     with pytest.raises(ValueError, match="is not one of"):
         engine_options(project / "pkg" / "ops.py")

@@ -1,8 +1,9 @@
 """The rewrite adds no lint: ruff finds nothing in a golden output that it did not find in its input.
 
 Checked: unused imports and locals (F401, F841), redefinitions (F811), undefined names
-(F821, F823), imports below code (E402), import blocks isort would reorder (I001) and
-trailing whitespace (W291, W293).
+(F821, F823), imports below code (E402), import blocks isort would reorder (I001),
+trailing whitespace (W291, W293) and pycodestyle's blank lines around definitions (E301-E306,
+preview rules in ruff).
 Findings are compared by code and message, line numbers aside: an input's own findings
 may stay, the rewrite may not add one. Each file is checked alone in a fresh directory
 under the same name, so ``inliner`` is a third-party package there, as in a user's project.
@@ -20,7 +21,7 @@ import pytest
 
 from tests.support.golden import case_dirs
 
-RULES = "F401,F811,F821,F823,F841,E402,I001,W291,W293"
+RULES = "F401,F811,F821,F823,F841,E402,I001,W291,W293,E301,E302,E303,E304,E305,E306"
 CASES = case_dirs()
 
 Finding = tuple[str, str]  # (code, message)
@@ -29,7 +30,7 @@ Finding = tuple[str, str]  # (code, message)
 def _ruff_findings(root: Path) -> dict[str, collections.Counter[Finding]]:
     """Findings per file (path relative to ``root``) of one ruff run over ``root``."""
     command = [sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache", "--exit-zero"]
-    command += ["--select", RULES, "--output-format", "json", "."]
+    command += ["--preview", "--select", RULES, "--output-format", "json", "."]
     try:
         done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=True)
     except subprocess.CalledProcessError as exc:
@@ -70,9 +71,9 @@ def test_rewrite_adds_no_lint(case, golden_added):
 def test_added_findings_are_seen(tmp_path):
     """The comparison reports what a careless rewrite would leave, and only that."""
     original = "import os\nimport sys\n\nprint(os.sep, sys.argv)\n"
-    careless = "from inliner.runtime import custom_vjp\nimport os\nimport sys\n\n\ndef f():\n    unused = 1\n\n\nprint(sys.argv, custom_vjp)\n"
+    careless = "from inliner.runtime import custom_vjp\nimport os\nimport sys\n\ndef f():\n    unused = 1\n\n\nprint(sys.argv, custom_vjp)\n"
     added = added_findings({"careless": (original, careless)}, tmp_path)["careless"]
-    assert [code for code, _ in added] == ["F401", "F841", "I001"], added
+    assert [code for code, _ in added] == ["E302", "F401", "F841", "I001"], added
 
 
 def test_findings_already_in_the_original_are_not_added(tmp_path):

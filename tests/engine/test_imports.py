@@ -149,3 +149,51 @@ def test_type_checking_imports_go_and_an_emptied_block_with_them():
     assert _head(kept, base="torch.autograd.Function", annotation=": Context", tail="\nx: 'Other' = torch\n") == (
         "from typing import TYPE_CHECKING\n\nimport torch\nfrom inliner.runtime import custom_vjp\n\nif TYPE_CHECKING:\n    from mylib import Other\n"
     )
+
+
+def _in_function(prelude: str, after: str = "") -> str:
+    """A module whose Function is defined in ``make``, below ``prelude`` (the function's first lines)."""
+    body = FUNCTION.format(base="Function", annotation="", returns="").strip("\n")
+    indented = "\n".join("    " + line if line else "" for line in body.splitlines())
+    source = f"import torch\n\n\ndef make():\n{prelude}\n{indented}\n{after}    return Twice.apply\n"
+    result = flatten(source)
+    assert result.flattened == ("Twice",), result.diagnostics
+    return result.source
+
+
+def test_an_import_in_a_function_that_the_rewrite_left_unused_goes():
+    out = _in_function("    from torch.autograd import Function\n")
+    assert "def make():\n    def twice_fwd(x):" in out  # the blank line after it went too
+    assert "Function" not in out
+
+
+@pytest.mark.parametrize(
+    "prelude, after",
+    [
+        pytest.param("    from torch.autograd import Function\n", "    print(Function)\n", id="still-used"),
+        pytest.param("    from torch.autograd import Function  # noqa\n", "", id="noqa"),
+        pytest.param("    from torch.autograd import Function\n", "    print(locals())\n", id="locals-read"),
+    ],
+)
+def test_an_import_in_a_function_that_stays(prelude, after):
+    out = _in_function(prelude, after)
+    assert prelude.strip() in out
+
+
+def test_a_function_import_of_another_name_stays():
+    out = _in_function("    from torch.autograd import Function, grad\n", "    print(grad)\n")
+    assert "    from torch.autograd import grad\n" in out
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        pytest.param("from torch.autograd import Function\n\n\n", id="the-only-import-removed"),
+        pytest.param("from torch.autograd import Function\n\n\n# about Twice\n", id="a-comment-above-the-class"),
+    ],
+)
+def test_the_runtime_import_is_two_blank_lines_above_a_definition(head):
+    """pycodestyle's E302: a top-level definition right after the import wants two blank lines."""
+    out = flatten(head + FUNCTION.format(base="Function", annotation="", returns="").lstrip("\n")).source
+    assert out.startswith("from inliner.runtime import custom_vjp\n\n\n")
+    assert not out.startswith("from inliner.runtime import custom_vjp\n\n\n\n")

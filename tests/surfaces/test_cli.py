@@ -575,12 +575,12 @@ def test_config_keys_with_underscores_and_cli_override(
 def test_config_unknown_key_warns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write(tmp_path / "pyproject.toml", "[tool.inliner]\nline-length = 88\nselect = 'X'\n")
+    write(tmp_path / "pyproject.toml", "[tool.inliner]\nline-width = 88\nselect = 'X'\n")
     write(tmp_path / "a.py", PLAIN)
     monkeypatch.chdir(tmp_path)
     assert main(["a.py"]) == 0
     err = capsys.readouterr().err
-    assert "warning:" in err and "unknown key 'line-length'" in err
+    assert "warning:" in err and "unknown key 'line-width'" in err
     assert "cannot set 'select'" in err
 
 

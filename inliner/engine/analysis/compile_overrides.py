@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from inliner.engine.analysis.compile_kind import KINDS, CompileKind
+from inliner.style import DEFAULT_LINE_LENGTH, find_line_length
 
 _PRAGMA = re.compile(r"#\s*inliner\s*:(.*)$")
 _DIRECTIVE = re.compile(r"\s*([A-Za-z_][\w-]*)\s*=\s*([^\s,]*)\s*")
@@ -251,10 +252,15 @@ def _table_of(pyproject: str, stamp: int) -> CompileOverrides | None:
 
 
 def engine_options(path: str | Path | None) -> dict[str, Any]:
-    """``module`` and ``compile_overrides`` for ``flatten`` on the file ``path`` (None: neither).
+    """``module``, ``compile_overrides`` and ``line_length`` for ``flatten`` on the file
+    ``path`` (None: neither, and black's line length).
 
     For the surfaces that get one file at a time (the import hook, the language server,
     the LibCST codemod). Raises ValueError when the project's table is bad."""
     if not path or not Path(path).is_file():
-        return {"module": None, "compile_overrides": None}
-    return {"module": module_name(path), "compile_overrides": find_compile_overrides(path) or None}
+        return {"module": None, "compile_overrides": None, "line_length": DEFAULT_LINE_LENGTH}
+    return {
+        "module": module_name(path),
+        "compile_overrides": find_compile_overrides(path) or None,
+        "line_length": find_line_length(path),
+    }

@@ -159,6 +159,7 @@ def lower_function_class(
         extra=lowered.extra,
         leading_lines=tuple(cls.leading_lines),
         kept=kept,
+        class_docstring=plan.body.docstring if kept is None else None,
     )
 
 
@@ -272,12 +273,9 @@ def _record_class_facts(plan: _ClassPlan, spec: VJPSpec) -> None:
 
 
 def _kept_class(plan: _ClassPlan, lowered: _Lowered) -> KeptClass | None:
-    """The plain class that stays, if one does (with the symbolic the carriers carry); else
-    the class's docstring moves to fwd."""
+    """The plain class that stays, if one does (with the symbolic the carriers carry)."""
     cls, inherited, spec = plan.cls, plan.inherited, lowered.spec
     if not plan.keep:
-        if plan.body.docstring is not None:
-            lowered.fwd = _with_docstring(lowered.fwd, plan.body.docstring)
         return None
     kept = KeptClass(cls.with_changes(body=cls.body.with_changes(body=plan.body.kept)), replace_base=inherited is None)
     if plan.body.symbolic:
@@ -448,12 +446,6 @@ def _rename_cls(func: cst.FunctionDef, cls_param: str, cls_name: str, class_alia
     if cls_param in stores or class_alias in stores or class_alias in param_names(func.params):
         raise Refuse(Code.CLASS_SHAPE, f"`{role}` rebinds `{cls_param}` or `{class_alias}`", func)
     return rename(func, {cls_param: class_alias})
-
-
-def _with_docstring(func: cst.FunctionDef, docstring: cst.SimpleStatementLine) -> cst.FunctionDef:
-    body = func.body
-    assert isinstance(body, cst.IndentedBlock)
-    return func.with_changes(body=body.with_changes(body=(docstring.with_changes(leading_lines=()), *body.body)))
 
 
 @dataclass

@@ -24,6 +24,7 @@ NormalizeByMax = custom_vjp(
     name="NormalizeByMax",
     compile_kind="opaque",
     compile_reason="forward calls largest_magnitude, which calls t.detach().flatten().tolist()",
+    backward_kind="traceable",
 )
 
 

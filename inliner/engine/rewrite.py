@@ -592,7 +592,7 @@ def _flatten_class(
         return []
     block = product.block
     line_length = max(40, 88 - len(block.indent))
-    kind = (candidate.compile.kind, candidate.compile.reason)
+    kind = candidate.compile
     make = lambda: block.render(
         emit(vjp, names.custom_vjp, nested=block.wrapped, line_length=line_length, flat_class=names.flat_class)
     )
@@ -951,7 +951,7 @@ def _flatten_call(
     edits: list[tuple[int, int, str]] = []
     if not run.diagnostics_only:
         make = lambda: cst.Module(body=emit(vjp, runtime_name, nested=False), default_newline=text.newline).code
-        definitions = lowering.once(("emit", compile_kind.kind, compile_kind.reason), make)
+        definitions = lowering.once(("emit", compile_kind), make)
         # The flat function goes right before the module-level statement holding the call,
         # and before the comment lines that introduce that statement.
         statement = site.statement

@@ -16,8 +16,11 @@ ApplyFn = custom_vjp(
     apply_fn_fwd,
     apply_fn_bwd,
     name="ApplyFn",
-    compile_kind="side_effecting",
+    compile_kind="opaque",
     compile_reason="forward calls fn, passed in as an argument",
+    backward_kind="side_effecting",
+    backward_reason="backward calls fn, stored on ctx",
+    backward_nones=(1,),
 )
 
 

@@ -127,7 +127,8 @@ def register(entry: Any) -> None:
     objects_node.__module__ = entry.spec.module
     entry.public.objects_call = objects_node
     torch._dynamo.allow_in_graph(objects_node)
-    _substitute(entry.flat, _shim(entry.spec.name, owner, entry.node, objects_node))
+    split = _split_shim(entry) if _split is not None and _split.refusal(entry.spec) is None else None
+    _substitute(entry.flat, _shim(entry.spec.name, owner, entry.node, objects_node, split))
 
 
 def _skip_frames(entry: Any) -> None:
@@ -219,8 +220,11 @@ def _refusal_message(name: str, reason: str) -> str:
     return f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): {reason}"
 
 
-def _shim(name: str, owner: int, node: Callable, objects_node: Callable) -> Callable:
-    """What dynamo traces in place of a traceable flat callable."""
+def _shim(name: str, owner: int, node: Callable, objects_node: Callable, split: Callable | None) -> Callable:
+    """What dynamo traces in place of a traceable flat callable; where no plan carries
+    its object arguments into one node, the split path's shim (``split``) if it can take
+    the Function (dynamo then traces fwd with the objects as Python values), else a graph
+    break at the call."""
 
     def shim(*args: Any, **kwargs: Any) -> Any:
         if _all_plain(args) and _all_plain(kwargs.values()):
@@ -231,9 +235,13 @@ def _shim(name: str, owner: int, node: Callable, objects_node: Callable) -> Call
         arg_specs = tuple(_flatten(a, leaves, objects, unsupported, 0) for a in args)
         kw_specs = tuple((k, _flatten(v, leaves, objects, unsupported, 0)) for k, v in kwargs.items())
         if unsupported:
+            if split is not None:
+                return split(*args, **kwargs)
             torch._dynamo.graph_break(msg=_fallback_message(name, unsupported[0]))
         key = _plan_key(owner, (arg_specs, kw_specs), *objects)
         if key < 0:
+            if split is not None:
+                return split(*args, **kwargs)
             torch._dynamo.graph_break(msg=_fallback_message(name, _PLAN_REFUSALS[-key - 1]))
         return objects_node(key, *leaves)
 

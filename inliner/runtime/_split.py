@@ -33,9 +33,13 @@ Function and why (``inliner.runtime.CompileFallbackWarning``).
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import itertools
+import marshal
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import torch
@@ -88,6 +92,7 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
     fwd = spec.fwd
     wants_flags = spec.fwd_needs_input_grad
     nondiff = spec.nondiff  # the shim reads no Spec (dynamo cannot wrap one)
+    tag = cache_tag(spec)
 
     def shim(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
@@ -112,11 +117,33 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
         out_layout = tuple(isinstance(o, Tensor) for o in flat_out)
         arg_layout = tuple(isinstance(a, Tensor) for a in args)
         key = _layout_key(owner, layout, out_layout, flags, arg_layout, *objects)
-        made = attach(tensors, ins, saved, numbers, key)
+        made = attach(tensors, ins, saved, numbers, key, tag)
         result = _place_outputs(flat_out, made, nondiff)
         return result[0] if single else result
 
     return shim
+
+
+def cache_tag(spec: Any) -> str:
+    """A constant argument of ``attach`` that changes with the code behind it: the files
+    of fwd and bwd (the same-file helpers a traceable backward may call), their code,
+    and this module. AOTAutograd's and inductor's on-disk caches key on dynamo's graph,
+    where the backward is only this op: without the tag, a process would get the
+    backward an earlier process traced from other code (a stale custom gradient)."""
+    digest = hashlib.sha256()
+    for fn in (spec.fwd, spec.bwd):
+        digest.update(marshal.dumps(fn.__code__))
+    for name in sorted({spec.fwd.__code__.co_filename, spec.bwd.__code__.co_filename, __file__}):
+        digest.update(_file_digest(name))
+    return f"{spec.module}.{spec.name}:{digest.hexdigest()[:20]}"
+
+
+@functools.lru_cache(maxsize=256)
+def _file_digest(name: str) -> bytes:
+    try:
+        return hashlib.sha256(Path(name).read_bytes()).digest()
+    except OSError:  # code made by exec: its code objects are hashed
+        return b""
 
 
 def _place_outputs(flat_out: tuple, made: list, nondiff: tuple) -> tuple:
@@ -213,14 +240,19 @@ def _run_bwd(key: int, grads: list, saved: list, numbers: list) -> list:
 
 @torch.library.custom_op("inliner::attach", mutates_args=())
 def attach(
-    outs: list[Tensor], ins: list[Tensor], saved: list[Tensor], numbers: list[int | float | bool], key: int
+    outs: list[Tensor],
+    ins: list[Tensor],
+    saved: list[Tensor],
+    numbers: list[int | float | bool],
+    key: int,
+    tag: str,
 ) -> list[Tensor]:
     """fwd's tensor outputs, as fresh tensors whose autograd formula is the custom backward."""
     return [o.clone() for o in outs]
 
 
 @attach.register_fake
-def _attach_fake(outs: list, ins: list, saved: list, numbers: list, key: int) -> list:
+def _attach_fake(outs: list, ins: list, saved: list, numbers: list, key: int, tag: str) -> list:
     return [torch.empty_like(o) for o in outs]
 
 
@@ -266,7 +298,7 @@ def _as_gradient(grad: Any, inp: Tensor) -> Tensor:
 
 
 def _setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
-    outs, ins, saved, numbers, key = inputs
+    outs, ins, saved, numbers, key, _tag = inputs
     ctx.save_for_backward(*ins, *saved)
     ctx.n_ins, ctx.n_outs, ctx.n_saved, ctx.numbers, ctx.key = len(ins), len(outs), len(saved), numbers, key
 
@@ -283,7 +315,7 @@ def _backward(ctx: Any, grads: list) -> tuple:
         tensor_positions = [p for p, tensor in enumerate(entry.arguments) if tensor]
         gradients = [None if p in spec.backward_nones else g for p, g in zip(tensor_positions, gradients)]
     # one entry per input, in the inputs' structure (an empty list stays a list)
-    return [None] * ctx.n_outs, gradients, [None] * ctx.n_saved, None if ctx.numbers else [], None
+    return [None] * ctx.n_outs, gradients, [None] * ctx.n_saved, None if ctx.numbers else [], None, None
 
 
 attach.register_autograd(_backward, setup_context=_setup_context)
@@ -297,5 +329,5 @@ def register_inductor_decomposition(_module: Any = None) -> None:
     register_decomposition(torch.ops.inliner.attach.default)(_clones)
 
 
-def _clones(outs: list, ins: list, saved: list, numbers: list, key: int) -> list:
+def _clones(outs: list, ins: list, saved: list, numbers: list, key: int, tag: str) -> list:
     return [o.clone() for o in outs]

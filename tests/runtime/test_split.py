@@ -12,6 +12,7 @@ compile.
 from __future__ import annotations
 
 import re
+import types
 import warnings
 from pathlib import Path
 
@@ -338,3 +339,29 @@ def test_cross_map_lrn2d_compiles_where_the_original_does():
         y = torch.compile(fn, backend="aot_eager")(x)
         (grad,) = torch.autograd.grad(y.sum(), x)
         assert torch.allclose(y, expected) and torch.allclose(grad, expected_grad)
+
+
+# -- on-disk caches (limit 8 of the experiment) ---------------------------------------------------
+
+
+def test_the_cache_tag_changes_with_the_backward_s_code():
+    """AOTAutograd's cache keys on dynamo's graph, where the backward is only ``attach``:
+    its ``tag`` argument must change when the code behind the backward does."""
+    from inliner.runtime import _split
+
+    namespace: dict = {}
+    exec("def bwd(r, g):\n    return g * 2\n", namespace)
+    first = custom_vjp(numpy_sin_fwd, namespace["bwd"], name="Tagged", compile_kind="opaque", backward_kind="traceable")
+    exec("def bwd(r, g):\n    return g * 3\n", namespace)
+    second = custom_vjp(
+        numpy_sin_fwd, namespace["bwd"], name="Tagged", compile_kind="opaque", backward_kind="traceable"
+    )
+    tags = [_split.cache_tag(_spec_of(f)) for f in (first, second, first)]  # type: ignore[arg-type]
+    assert tags[0] != tags[1] and tags[0] == tags[2]
+    result = cc.graphs_and_breaks(lambda x, w: first(x) * w, _inputs)
+    (attach,) = [n for n in result.details["graphs"][0].graph.nodes if n.target is torch.ops.inliner.attach.default]
+    assert attach.args[-1] == tags[0]
+
+
+def _spec_of(flat):
+    return types.SimpleNamespace(fwd=flat.fwd, bwd=flat.bwd, module=flat.__module__, name=flat.__name__)

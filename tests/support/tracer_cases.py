@@ -580,7 +580,7 @@ def _attaches_for(node: torch.fx.Node, fn: Any) -> bool:
         return False
     from inliner.runtime import _split
 
-    return _split._LAYOUTS[node.args[-1]].spec.name == fn.__name__
+    return _split._LAYOUTS[node.args[4]].spec.name == fn.__name__
 
 
 def side_effect_log(driver: str, rewritten: bool) -> list | None:

@@ -14,7 +14,7 @@ path is forced through ``custom_vjp``'s keywords:
 A path that would be wrong for a Function (the graph path for numpy or a backward side
 effect: fake tensors cannot run numpy; the effect would happen once) is not measured.
 
-Usage: python scripts/bench_paths.py [--reps 3] [--steps 200]
+Usage: python scripts/bench_paths.py [--reps 3] [--steps 200] [--only pure,numpy forward]
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def _inputs(name: str) -> tuple:
 def _step(fn: Callable, inputs: tuple) -> None:
     leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
     out = fn(*inputs)
-    torch.autograd.grad(out.sum(), leaves)
+    torch.autograd.grad(out.sum(), leaves, allow_unused=True)
 
 
 def _measure(fn: Callable, inputs: tuple, reps: int, steps: int) -> tuple[float, float]:
@@ -192,7 +192,7 @@ def _measure(fn: Callable, inputs: tuple, reps: int, steps: int) -> tuple[float,
     return statistics.median(compile_times), statistics.median(step_times)
 
 
-def report(reps: int = 3, steps: int = 200) -> dict:
+def report(reps: int = 3, steps: int = 200, only: str = "") -> dict:
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
 
@@ -204,6 +204,8 @@ def report(reps: int = 3, steps: int = 200) -> dict:
     results = {}
     _measure(Pure.apply, _inputs("pure"), 1, 10)  # inductor's own first-compile costs, paid by nobody
     for name, (original, fwd, bwd, paths, nones) in FUNCTIONS.items():
+        if only and name not in only.split(","):
+            continue
         inputs = _inputs(name)
         base = _measure(original.apply, inputs, reps, steps)
         results[(name, "original")] = base
@@ -224,9 +226,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--only", default="", help="comma-separated Function names (default: all)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    report(args.reps, args.steps)
+    report(args.reps, args.steps, args.only)
     return 0
 
 

@@ -264,7 +264,8 @@ def call_bwd(
     (zeros where bwd gave None: the caller puts the static Nones back)."""
     gradients = _run_bwd(key, grads, saved, numbers)
     _check_nones(key, gradients)
-    return [_as_gradient(g, i) for g, i in zip(gradients, ins)]
+    storages = {t.untyped_storage().data_ptr() for t in (*grads, *ins, *saved)}
+    return [_as_gradient(g, i, storages) for g, i in zip(gradients, ins)]
 
 
 def _check_nones(key: int, gradients: list) -> None:
@@ -287,14 +288,18 @@ def _call_bwd_fake(grads: list, ins: list, saved: list, numbers: list, key: int)
     return [torch.empty_like(i) for i in ins]
 
 
-def _as_gradient(grad: Any, inp: Tensor) -> Tensor:
+def _as_gradient(grad: Any, inp: Tensor, storages: set[int]) -> Tensor:
     """``grad`` as autograd would take it for ``inp``: summed to its shape where broadcast,
-    in its dtype; zeros for None (replaced by None again where that is static)."""
+    in its dtype; zeros for None (replaced by None again where that is static). A copy
+    only where it shares storage with the op's inputs (an op may not return an alias)."""
     if grad is None:
         return torch.zeros_like(inp)
     if grad.shape != inp.shape:
         grad = grad.sum_to_size(inp.shape)
-    return grad.to(inp.dtype).contiguous().clone()
+    grad = grad.to(inp.dtype)
+    if grad.untyped_storage().data_ptr() in storages:
+        return grad.clone()
+    return grad
 
 
 def _setup_context(ctx: Any, inputs: tuple, output: Any) -> None:

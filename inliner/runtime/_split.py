@@ -106,10 +106,10 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
         single = not isinstance(outs, tuple)
         flat_out = (outs,) if single else outs
         tensors = [o for o in flat_out if isinstance(o, Tensor)]
-        for k, out in enumerate(tensors):
-            if any(out is a for a in args) or any(out is other for other in tensors[:k]):
-                refuse("its forward returns an input, or one tensor twice (the original aliases them)")
         ins = [a for a in args if isinstance(a, Tensor)]
+        for k, out in enumerate(tensors):
+            if any(out is a for a in ins) or any(out is other for other in tensors[:k]) or _views_input(out, ins):
+                refuse("its forward returns an input, a view of one, or one tensor twice (the original aliases them)")
         saved: list = []
         numbers: list = []
         objects: list = []
@@ -144,6 +144,13 @@ def _file_digest(name: str) -> bytes:
         return hashlib.sha256(Path(name).read_bytes()).digest()
     except OSError:  # code made by exec: its code objects are hashed
         return b""
+
+
+def _views_input(out: Tensor, ins: list) -> bool:
+    """Whether ``out`` is a view of an input (or of what an input views): the original's
+    output then shares its storage, where ``attach``'s copy would not."""
+    base = out._base
+    return base is not None and any(base is a or base is a._base for a in ins)
 
 
 def _place_outputs(flat_out: tuple, made: list, nondiff: tuple) -> tuple:

@@ -228,6 +228,44 @@ Identity = custom_vjp(
 )
 
 
+def view_fwd(x):
+    return x.view(-1)[1:], ()
+
+
+def view_bwd(residuals, g):
+    LOG.append("view")
+    return torch.cat([g[:1] * 0, g]) * 2
+
+
+View = custom_vjp(
+    view_fwd,
+    view_bwd,
+    name="View",
+    backward_kind="side_effecting",
+    backward_reason="backward appends to module-level LOG",
+    backward_nones=(),
+)
+
+
+def test_an_output_that_views_an_input_falls_back_to_the_island():
+    """The original's output shares the input's storage (a later in-place write to the
+    input shows in it); attach's copy would not: the island keeps the original's view."""
+
+    def body(x, w):
+        y = View(x * 1)
+        return y * w[1:]
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always", CompileFallbackWarning)
+        _compiled_matches_eager(body, fullgraph=False)
+    messages = [str(w.message) for w in record if issubclass(w.category, CompileFallbackWarning)]
+    assert len(messages) == 1 and "a view of one" in messages[0]
+    x = torch.randn(5)
+    y = torch.compile(lambda t: View(t), backend="aot_eager")(x)
+    x.add_(1)
+    assert torch.equal(y, x[1:])  # still a view, as the original's
+
+
 def test_an_output_that_is_an_input_falls_back_to_the_island_with_one_warning():
     def body(x, w):
         return Identity(x) * w

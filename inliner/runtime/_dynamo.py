@@ -235,12 +235,12 @@ def _shim(name: str, owner: int, node: Callable, objects_node: Callable, split: 
         arg_specs = tuple(_flatten(a, leaves, objects, unsupported, 0) for a in args)
         kw_specs = tuple((k, _flatten(v, leaves, objects, unsupported, 0)) for k, v in kwargs.items())
         if unsupported:
-            if split is not None:
+            if split is not None and not _split.thunder_loaded():
                 return split(*args, **kwargs)
             torch._dynamo.graph_break(msg=_fallback_message(name, unsupported[0]))
         key = _plan_key(owner, (arg_specs, kw_specs), *objects)
         if key < 0:
-            if split is not None:
+            if split is not None and not _split.thunder_loaded():
                 return split(*args, **kwargs)
             torch._dynamo.graph_break(msg=_fallback_message(name, _PLAN_REFUSALS[-key - 1]))
         return objects_node(key, *leaves)

@@ -96,7 +96,7 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
     tag = cache_tag(spec)
 
     def shim(*args: Any, **kwargs: Any) -> Any:
-        if _thunder_loaded():
+        if thunder_loaded():
             refuse("thunder is loaded, and its torch.compile backend does not run attach's custom backward")
         if kwargs:
             refuse("it is called with keyword arguments")
@@ -150,7 +150,7 @@ def _file_digest(name: str) -> bytes:
 
 
 @torch._dynamo.assume_constant_result
-def _thunder_loaded() -> bool:
+def thunder_loaded() -> bool:
     """Run at trace time. thunder's torch.compile backend (thunderfx) differentiates the
     ``attach`` op as the clone it is, not by its registered backward (measured, thunder
     0.2.6): where thunder is loaded the split path is not taken (thunder.jit itself has

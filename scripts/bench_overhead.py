@@ -21,9 +21,14 @@ Not a test (no thresholds are asserted anywhere): it prints numbers and ratios.
   (object arguments). Target: the island's compiled step costs no more than the
   original's graph break.
 
+- **compile paths** (scripts/bench_paths.py): inductor compile time and step time of the
+  original beside each path the runtime can give a flat callable (graph, split, island),
+  on a pure, a numpy-bodied, an object-argument and a backward-side-effect Function.
+  Targets: split within 1.05x of the original's step and 1.2x of its compile time.
+
 Usage: python scripts/bench_overhead.py [--cases basic_linear,attrs_and_rebinding]
        [--blocks 30] [--calls 200] [--compile-reps 3] [--no-inductor]
-       [--kind-cases forward_side_effect,numpy_body] [--no-kinds]
+       [--kind-cases forward_side_effect,numpy_body] [--no-kinds] [--no-paths]
 """
 
 from __future__ import annotations
@@ -160,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-inductor", action="store_true")
     parser.add_argument("--kind-cases", default=DEFAULT_KIND_CASES)
     parser.add_argument("--no-kinds", action="store_true")
+    parser.add_argument("--no-paths", action="store_true")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)
@@ -198,6 +204,12 @@ def main(argv: list[str] | None = None) -> int:
         for name in [c for c in args.kind_cases.split(",") if c]:
             eager, compiled = bench_kind(name, max(args.blocks // 3, 4), max(args.calls // 4, 20))
             print(f"{name:24} {ck.CASES[name].kind:>15} {eager:7.3f} {compiled:9.3f}")
+
+    if not args.no_paths:
+        import bench_paths
+
+        print()
+        bench_paths.report(args.compile_reps, args.steps)
     return 0
 
 

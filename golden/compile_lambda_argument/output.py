@@ -17,8 +17,11 @@ ApplyFn = custom_vjp(
     apply_fn_bwd,
     name="ApplyFn",
     ctx_attrs={0: "fn"},
-    compile_kind="side_effecting",
+    compile_kind="opaque",
     compile_reason="forward calls fn, passed in as an argument",
+    backward_kind="side_effecting",
+    backward_reason="backward calls fn, stored on ctx",
+    backward_nones=(1,),
 )
 
 

@@ -37,8 +37,9 @@ RunModule = custom_vjp(
     run_module_bwd,
     name="RunModule",
     saved_for_backward_idx=(0,),
-    compile_kind="side_effecting",
+    compile_kind="opaque",
     compile_reason="forward calls layer, passed in as an argument",
+    backward_kind="traceable",
 )
 
 

@@ -21,6 +21,7 @@ NumpySin = custom_vjp(
     saved_for_backward_idx=(0,),
     compile_kind="opaque",
     compile_reason="forward calls numpy.sin",
+    backward_kind="traceable",
 )
 
 

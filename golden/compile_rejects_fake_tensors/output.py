@@ -25,6 +25,7 @@ NormalizeByMax = custom_vjp(
     ctx_attrs={0: "peak"},
     compile_kind="opaque",
     compile_reason="forward calls largest_magnitude, which calls t.detach().flatten().tolist()",
+    backward_kind="traceable",
 )
 
 

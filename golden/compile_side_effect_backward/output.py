@@ -27,8 +27,9 @@ CountedTanh = custom_vjp(
     counted_tanh_bwd,
     name="CountedTanh",
     saved_for_backward_idx=(0,),
-    compile_kind="side_effecting",
-    compile_reason="backward updates module-level STATE.backward_calls",
+    backward_kind="side_effecting",
+    backward_reason="backward updates module-level STATE.backward_calls",
+    backward_nones=(),
 )
 
 

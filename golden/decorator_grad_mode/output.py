@@ -43,6 +43,7 @@ GradInForward = custom_vjp(
     forward_decorators=(torch.enable_grad(),),
     compile_kind="opaque",
     compile_reason="forward calls torch.autograd.grad",
+    backward_kind="traceable",
 )
 
 

@@ -33,6 +33,7 @@ class ScaledSoftplus(FlatClass):
             saved_for_backward_idx=(0,),
             compile_kind="opaque",
             compile_reason="forward calls ScaledSoftplus._softplus",
+            backward_nones=(),
         )
     )
 
@@ -59,6 +60,7 @@ class Scale(FlatClass):
             name="Scale",
             compile_kind="opaque",
             compile_reason="forward reads module-level Scale, which the module changes at run time",
+            backward_nones=(),
         )
     )
 

@@ -24,8 +24,9 @@ class _Activation(FlatClass):
             activation_bwd,
             name="_Activation",
             saved_for_backward_idx=(0,),
-            compile_kind="opaque",
-            compile_reason="backward calls _Activation.grad_scale",
+            backward_kind="opaque",
+            backward_reason="backward calls _Activation.grad_scale",
+            backward_nones=(),
         )
     )
 
@@ -48,8 +49,9 @@ class _Square(_Activation):
             square_bwd,
             name="_Square",
             saved_for_backward_idx=(0,),
-            compile_kind="opaque",
-            compile_reason="backward calls _Square.grad_scale",
+            backward_kind="opaque",
+            backward_reason="backward calls _Square.grad_scale",
+            backward_nones=(),
         )
     )
 
@@ -76,8 +78,9 @@ class _Shifted(_Activation):
             shifted_bwd,
             name="_Shifted",
             saved_for_backward_idx=(0,),
-            compile_kind="opaque",
-            compile_reason="backward calls _Shifted.grad_scale",
+            backward_kind="opaque",
+            backward_reason="backward calls _Shifted.grad_scale",
+            backward_nones=(),
         )
     )
 
@@ -100,8 +103,9 @@ class _Steeper(_Shifted):
             steeper_bwd,
             name="_Steeper",
             saved_for_backward_idx=(0,),
-            compile_kind="opaque",
-            compile_reason="backward calls _Steeper.grad_scale",
+            backward_kind="opaque",
+            backward_reason="backward calls _Steeper.grad_scale",
+            backward_nones=(),
         )
     )
 

@@ -36,8 +36,11 @@ AdjointStep = custom_vjp(
     saved_for_backward_idx=(0, 1),
     ctx_attrs={2: "step", 3: "options"},
     saved_on_demand=True,
-    compile_kind="side_effecting",
+    compile_kind="opaque",
     compile_reason="forward calls step, passed in as an argument",
+    backward_kind="side_effecting",
+    backward_reason="backward calls step, a value from outside the body",
+    backward_nones=(2, 3),
 )
 
 

@@ -26,8 +26,9 @@ MaybeBias = custom_vjp(
     maybe_bias_bwd,
     name="MaybeBias",
     ctx_record=True,
-    compile_kind="side_effecting",
-    compile_reason="backward updates state.calls (stored on ctx)",
+    backward_kind="side_effecting",
+    backward_reason="backward updates state.calls (stored on ctx)",
+    backward_nones=(2,),
 )
 
 

@@ -20,8 +20,9 @@ Counter = custom_vjp(
     counter_bwd,
     name="Counter",
     ctx_record=True,
-    compile_kind="side_effecting",
-    compile_reason="backward updates state.calls (stored on ctx)",
+    backward_kind="side_effecting",
+    backward_reason="backward updates state.calls (stored on ctx)",
+    backward_nones=(),
 )
 
 
@@ -44,8 +45,9 @@ DropsBlocks = custom_vjp(
     drops_blocks_bwd,
     name="DropsBlocks",
     ctx_record=True,
-    compile_kind="side_effecting",
-    compile_reason="backward sets state.blocks (stored on ctx)",
+    backward_kind="side_effecting",
+    backward_reason="backward sets state.blocks (stored on ctx)",
+    backward_nones=(),
 )
 
 
@@ -70,8 +72,9 @@ Forgets = custom_vjp(
     forgets_bwd,
     name="Forgets",
     ctx_record=True,
-    compile_kind="side_effecting",
-    compile_reason="backward deletes state.scale (stored on ctx)",
+    backward_kind="side_effecting",
+    backward_reason="backward deletes state.scale (stored on ctx)",
+    backward_nones=(1,),
 )
 
 
@@ -100,8 +103,9 @@ Caches = custom_vjp(
     caches_bwd,
     name="Caches",
     ctx_record=True,
-    compile_kind="side_effecting",
-    compile_reason="backward sets state.cache (stored on ctx)",
+    backward_kind="side_effecting",
+    backward_reason="backward sets state.cache (stored on ctx)",
+    backward_nones=(),
 )
 
 

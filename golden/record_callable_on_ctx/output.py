@@ -30,8 +30,9 @@ Activation = custom_vjp(
     activation_bwd,
     name="Activation",
     ctx_record=True,
-    compile_kind="side_effecting",
-    compile_reason="backward calls state.derivative, a method of state (stored on ctx)",
+    backward_kind="side_effecting",
+    backward_reason="backward calls state.derivative, a method of state (stored on ctx)",
+    backward_nones=(1,),
 )
 
 
@@ -58,8 +59,11 @@ Recompute = custom_vjp(
     recompute_bwd,
     name="Recompute",
     ctx_record=True,
-    compile_kind="side_effecting",
-    compile_reason="backward calls state.run, a method of state (stored on ctx)",
+    compile_kind="opaque",
+    compile_reason="forward calls state.run",
+    backward_kind="side_effecting",
+    backward_reason="backward calls state.run, a method of state (stored on ctx)",
+    backward_nones=(),
 )
 
 

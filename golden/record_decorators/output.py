@@ -67,8 +67,9 @@ CountsBackward = custom_vjp(
     forward_decorators=(input_guard,),
     backward_decorators=(input_guard,),
     ctx_record=True,
-    compile_kind="side_effecting",
-    compile_reason="backward updates state.calls (stored on ctx)",
+    backward_kind="side_effecting",
+    backward_reason="backward updates state.calls (stored on ctx)",
+    backward_nones=(),
 )
 
 

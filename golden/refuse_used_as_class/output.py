@@ -96,8 +96,9 @@ class Counting(Family):
             counting_bwd,
             name="Counting",
             ctx_record=True,
-            compile_kind="side_effecting",
-            compile_reason="backward sets state.calls (stored on ctx)",
+            backward_kind="side_effecting",
+            backward_reason="backward sets state.calls (stored on ctx)",
+            backward_nones=(),
         )
     )
 

@@ -32,8 +32,9 @@ Logged = custom_vjp(
     name="Logged",
     saved_for_backward_idx=(0,),
     saved_on_demand=True,
-    compile_kind="side_effecting",
-    compile_reason="backward appends to module-level LOG",
+    backward_kind="side_effecting",
+    backward_reason="backward appends to module-level LOG",
+    backward_nones=(),
 )
 
 
@@ -64,8 +65,9 @@ ChecksFirst = custom_vjp(
     name="ChecksFirst",
     saved_for_backward_idx=(0,),
     saved_on_demand=True,
-    compile_kind="side_effecting",
-    compile_reason="backward calls check, which sets module-level Strict.armed",
+    backward_kind="side_effecting",
+    backward_reason="backward calls check, which sets module-level Strict.armed",
+    backward_nones=(),
 )
 
 

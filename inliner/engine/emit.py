@@ -82,10 +82,27 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
     if spec.compile_kind != "traceable":
         keywords.append(("compile_kind", _string(spec.compile_kind)))
         keywords.append(("compile_reason", _string(spec.compile_reason)))
+    keywords.extend(_backward_kind_keywords(spec))
     return [
         cst.Arg(value, keyword=cst.Name(key), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
         for key, value in keywords
     ]
+
+
+def _backward_kind_keywords(spec: VJPSpec) -> list[tuple[str, cst.BaseExpression]]:
+    """The backward's own kind where it differs from the forward's (``compile_kind``), and,
+    for one that is not traceable, where it gives None: what the split path needs. A
+    forward with side effects keeps the call eager whatever the backward is."""
+    if spec.compile_kind == "side_effecting":
+        return []
+    keywords: list[tuple[str, cst.BaseExpression]] = []
+    if spec.backward_kind != spec.compile_kind:
+        keywords.append(("backward_kind", _string(spec.backward_kind)))
+        if spec.backward_kind != "traceable":
+            keywords.append(("backward_reason", _string(spec.backward_reason)))
+    if spec.backward_kind != "traceable" and spec.backward_nones is not None:
+        keywords.append(("backward_nones", _int_tuple(spec.backward_nones)))
+    return keywords
 
 
 def binding(vjp: CustomVJP, runtime: str, target: str | None = None) -> cst.SimpleStatementLine:

@@ -53,6 +53,11 @@ class VJPSpec:
 
     compile_kind: str = "traceable"  # how torch.compile may treat it (inliner/engine/analysis/compile_kind.py)
     compile_reason: str = ""  # why it is not traceable, or which override set it
+    # the backward's own kind (``compile_kind`` is then the forward's, jvp's included)
+    backward_kind: str = "traceable"
+    backward_reason: str = ""
+    #: positions every return of bwd gives as a literal None (None: not known)
+    backward_nones: tuple[int, ...] | None = None
 
 
 @dataclass

@@ -623,7 +623,7 @@ def _flatten_class(
     if run.diagnostics_only:
         return []
     block = product.block
-    kind = (candidate.compile.kind, candidate.compile.reason)
+    kind = candidate.compile
 
     def make() -> tuple[str, WrittenLines]:
         indent = block.module.default_indent
@@ -998,7 +998,7 @@ def _flatten_call(
             module = cst.Module(body=emission.statements, default_newline=text.newline)
             return module.code, WrittenLines(module, emission.written)
 
-        definitions, written = lowering.once(("emit", compile_kind.kind, compile_kind.reason, run.line_length), make)
+        definitions, written = lowering.once(("emit", compile_kind, run.line_length), make)
         # The flat function goes right before the module-level statement holding the call,
         # and before the comment lines that introduce that statement.
         statement = site.statement

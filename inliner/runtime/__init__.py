@@ -192,6 +192,9 @@ def custom_vjp(
     fwd_needs_input_grad: bool = False,
     compile_kind: str = "traceable",
     compile_reason: str | None = None,
+    backward_kind: str | None = None,
+    backward_reason: str | None = None,
+    backward_nones: Sequence[int] | None = None,
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
@@ -241,6 +244,9 @@ def custom_vjp(
         fwd_needs_input_grad=fwd_needs_input_grad,
         compile_kind=_checked_compile_kind(compile_kind),
         compile_reason=compile_reason,
+        backward_kind=_checked_compile_kind(backward_kind or compile_kind),
+        backward_reason=backward_reason if backward_kind else compile_reason,
+        backward_nones=None if backward_nones is None else frozenset(backward_nones),
     )
     spec = dataclasses.replace(spec, decorated=_decorations(spec, backward_name))
     made = _callables(spec)
@@ -351,9 +357,15 @@ def _public(spec: Spec, flat: Callable) -> Callable:
     that, for a Function torch.compile must not trace, as an eager island."""
     cast = _cast_inputs_of(spec.forward_decorators)
     public = flat if cast is None else _with_input_casting(flat, *cast)
-    if spec.compile_kind != "traceable":
+    if not _traceable(spec):
         public = _eager_island(public, _island_message(spec))
     return public
+
+
+def _traceable(spec: Spec) -> bool:
+    """Whether both bodies are pure torch (the graph path; else an island, or the split path
+    that ``inliner.runtime._dynamo`` substitutes for the island under torch.compile)."""
+    return spec.compile_kind == "traceable" and spec.backward_kind == "traceable"
 
 
 def _describe(spec: Spec, made: _Callables, node: Callable) -> None:
@@ -372,7 +384,7 @@ def _describe(spec: Spec, made: _Callables, node: Callable) -> None:
     public.compile_kind = spec.compile_kind  # type: ignore[attr-defined]
     public.compile_reason = spec.compile_reason  # type: ignore[attr-defined]
     # the call node dynamo's graph holds (the island itself: dynamo never captures it)
-    public.call = node if spec.compile_kind == "traceable" else public  # type: ignore[attr-defined]
+    public.call = node if _traceable(spec) else public  # type: ignore[attr-defined]
 
 
 def _cast_inputs_of(decorators: Sequence[Callable]) -> tuple[str, Any] | None:
@@ -446,6 +458,8 @@ def _eager_island(target: Callable, message: str) -> Callable:
 
     def island(*args: Any, **kwargs: Any) -> Any:
         prior = set_eval_frame(None)
+        if prior is not None and island._inliner_fallback:  # type: ignore[attr-defined]
+            _warn_fallback_once(target.__name__, island._inliner_fallback)  # type: ignore[attr-defined]
         try:
             return target(*args, **kwargs)
         finally:
@@ -455,7 +469,27 @@ def _eager_island(target: Callable, message: str) -> Callable:
     # dynamo reads these two attributes of any function it is about to inline
     island._torchdynamo_disable = True  # type: ignore[attr-defined]
     island._torchdynamo_disable_msg = message  # type: ignore[attr-defined]
+    # why the split path could not take it, where it could have (set by _dynamo.register)
+    island._inliner_fallback = ""  # type: ignore[attr-defined]
     return island
+
+
+_fallback_names: set[str] = set()
+
+
+def _warn_fallback_once(name: str, reason: str) -> None:
+    """One warning per Function that torch.compile runs as an eager island because the
+    split path does not carry one of its features (``inliner.runtime._split``)."""
+    if name in _fallback_names:
+        return
+    _fallback_names.add(name)
+    import warnings
+
+    warnings.warn(
+        f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): {reason}",
+        CompileFallbackWarning,
+        stacklevel=3,
+    )
 
 
 _COMPILE_KINDS = {
@@ -474,10 +508,13 @@ def _checked_compile_kind(kind: str) -> str:
 def _island_message(spec: Spec) -> str:
     """What ``torch.compile(fullgraph=True)`` says about an eager island: the Function,
     why, and how to override (dynamo's own hint below it names ``torch.compiler.disable``)."""
-    reason = f" ({spec.compile_reason})" if spec.compile_reason else ""
+    kind, why = spec.compile_kind, spec.compile_reason
+    if kind == "traceable" or (spec.backward_kind == "side_effecting" and kind == "opaque"):
+        kind, why = spec.backward_kind, spec.backward_reason
+    reason = f" ({why})" if why else ""
     return (
         f"inliner: {spec.name} runs eagerly under torch.compile, a graph break at the call, as the "
-        f"original autograd.Function did: {_COMPILE_KINDS[spec.compile_kind]}{reason}. If its forward "
+        f"original autograd.Function did: {_COMPILE_KINDS[kind]}{reason}. If its forward "
         "and backward are pure torch, mark it traceable with `# inliner: compile=traceable` on its "
         "class line"
     )

@@ -64,15 +64,61 @@ _LEAF_TYPES = (
 #: How deep the shim looks into nested objects before giving up (a cycle, a huge tree).
 _MAX_DEPTH = 8
 
+try:  # the split path's ops (torch.library.custom_op with register_autograd)
+    from inliner.runtime import _split
+except Exception:  # a torch without them keeps the graph path and islands
+    _split = None  # type: ignore[assignment]
+
+
+def _decompose_attach_in_inductor() -> None:
+    """Register inductor's decomposition of ``attach`` before inductor compiles anything."""
+    import sys
+
+    from inliner.runtime import _after_import
+
+    if _split is None:
+        return
+    if "torch._inductor.decomposition" in sys.modules:
+        _split.register_inductor_decomposition()
+    else:
+        _after_import("torch._inductor.decomposition", _split.register_inductor_decomposition)
+
+
+_decompose_attach_in_inductor()
+
 _skipped_codes: set[types.CodeType] = set()
 _flat_ids = itertools.count()
 
 
+def compile_path(spec: Any) -> tuple[str, str]:
+    """Which path dynamo takes for ``spec``'s flat callable, and why not the split path
+    where that would have been the one (empty when it is not a fallback):
+
+    - ``graph``: both bodies pure torch: one ``allow_in_graph`` node;
+    - ``split``: dynamo traces fwd, a custom op carries the backward (``_split``);
+    - ``island``: a graph break at the call, the call run eagerly.
+    """
+    if spec.compile_kind == "traceable" and spec.backward_kind == "traceable":
+        return "graph", ""
+    if spec.compile_kind == "side_effecting" or _split is None:
+        return "island", ""  # effects dynamo would guard and recompile on, or no split path here
+    if spec.backward_kind != "traceable" and spec.backward_nones is None:
+        return "island", ""  # the op running bwd must know statically where bwd gives None
+    reason = _split.refusal(spec)
+    return ("island", reason) if reason else ("split", "")
+
+
 def register(entry: Any) -> None:
-    """Present ``entry``'s flat callable to dynamo according to its ``compile_kind``."""
+    """Present ``entry``'s flat callable to dynamo by its ``compile_path``."""
     _skip_frames(entry)
     torch._dynamo.allow_in_graph(entry.node)
-    if entry.spec.compile_kind != "traceable":
+    path, fallback = compile_path(entry.spec)
+    entry.public.compile_path = path
+    if path == "split":
+        _substitute(entry.public, _split_shim(entry))
+        return
+    if path == "island":
+        entry.public._inliner_fallback = fallback
         _substitute(entry.public, _island_shim(entry.spec.name, entry.node, entry.public._torchdynamo_disable_msg))
         return
     owner = next(_flat_ids)
@@ -81,7 +127,8 @@ def register(entry: Any) -> None:
     objects_node.__module__ = entry.spec.module
     entry.public.objects_call = objects_node
     torch._dynamo.allow_in_graph(objects_node)
-    _substitute(entry.flat, _shim(entry.spec.name, owner, entry.node, objects_node))
+    split = _split_shim(entry) if _split is not None and _split.refusal(entry.spec) is None else None
+    _substitute(entry.flat, _shim(entry.spec.name, owner, entry.node, objects_node, split))
 
 
 def _skip_frames(entry: Any) -> None:
@@ -153,8 +200,31 @@ def _island_shim(name: str, node: Callable, message: str) -> Callable:
     return shim
 
 
-def _shim(name: str, owner: int, node: Callable, objects_node: Callable) -> Callable:
-    """What dynamo traces in place of a traceable flat callable."""
+def _split_shim(entry: Any) -> Callable:
+    """The split path's shim (``_split``), whose refusals at trace time break the graph
+    at the call (the island then runs it) and warn once."""
+    name = entry.spec.name
+
+    def refuse(reason: str) -> None:
+        torch._dynamo.graph_break(msg=_refusal_message(name, reason))
+
+    return _split.split_shim(entry.spec, refuse)
+
+
+@torch._dynamo.assume_constant_result
+def _refusal_message(name: str, reason: str) -> str:
+    """Run for real at trace time: the one warning, and the graph break's message."""
+    from inliner.runtime import _warn_fallback_once
+
+    _warn_fallback_once(name, reason)
+    return f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): {reason}"
+
+
+def _shim(name: str, owner: int, node: Callable, objects_node: Callable, split: Callable | None) -> Callable:
+    """What dynamo traces in place of a traceable flat callable; where no plan carries
+    its object arguments into one node, the split path's shim (``split``) if it can take
+    the Function (dynamo then traces fwd with the objects as Python values), else a graph
+    break at the call."""
 
     def shim(*args: Any, **kwargs: Any) -> Any:
         if _all_plain(args) and _all_plain(kwargs.values()):
@@ -165,9 +235,13 @@ def _shim(name: str, owner: int, node: Callable, objects_node: Callable) -> Call
         arg_specs = tuple(_flatten(a, leaves, objects, unsupported, 0) for a in args)
         kw_specs = tuple((k, _flatten(v, leaves, objects, unsupported, 0)) for k, v in kwargs.items())
         if unsupported:
+            if split is not None and not _split.thunder_loaded():
+                return split(*args, **kwargs)
             torch._dynamo.graph_break(msg=_fallback_message(name, unsupported[0]))
         key = _plan_key(owner, (arg_specs, kw_specs), *objects)
         if key < 0:
+            if split is not None and not _split.thunder_loaded():
+                return split(*args, **kwargs)
             torch._dynamo.graph_break(msg=_fallback_message(name, _PLAN_REFUSALS[-key - 1]))
         return objects_node(key, *leaves)
 

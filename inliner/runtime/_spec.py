@@ -77,6 +77,14 @@ class Spec:
     # ``"opaque"`` (bodies fake tensors cannot run) and ``"side_effecting"`` (bodies
     # whose Python effects must happen on every call): an eager island, as dynamo makes
     # of the original (a graph break at the call).
+    # This is the forward's kind where the backward's is given apart (``backward_kind``);
+    # rewritten code from before that gave one kind for both.
     compile_kind: str
     compile_reason: str | None  # why, for the error ``fullgraph=True`` raises
+    # backward_kind: the backward's own kind (``compile_kind`` where not given apart)
+    backward_kind: str
+    backward_reason: str | None
+    # backward_nones: positions whose gradient every return of bwd gives as a literal
+    # None (None: not known), which an opaque backward run by an op must give again
+    backward_nones: frozenset[int] | None
     decorated: Decorated | None = None  # the decorated trampolines, if there are decorators

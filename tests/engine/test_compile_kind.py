@@ -59,7 +59,7 @@ def emitted(source: str, name: str = "Fn") -> dict[str, str]:
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "custom_vjp":
             keywords = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
             if keywords.get("name") == name:
-                return {k: v for k, v in keywords.items() if k in ("compile_kind", "compile_reason")}
+                return {k: v for k, v in keywords.items() if k in _KIND_KEYWORDS}
     raise AssertionError(f"no custom_vjp call for {name}")
 
 
@@ -74,8 +74,28 @@ def decide(source: str, name: str = "Fn", **options):
     if kind.traceable:
         assert keywords == {}, "a traceable Function emits nothing new"
     else:
-        assert keywords == {"compile_kind": kind.kind, "compile_reason": kind.reason}
+        assert keywords == _expected_keywords(kind)
     return kind
+
+
+_KIND_KEYWORDS = ("compile_kind", "compile_reason", "backward_kind", "backward_reason")
+
+
+def _expected_keywords(kind) -> dict[str, str]:
+    """The forward's kind as ``compile_kind``, the backward's apart where it differs (not
+    after a side-effecting forward, which keeps the call eager whatever the backward is);
+    the worst of the two is what reports show."""
+    forward, backward = kind.part("forward"), kind.part("backward")
+    worst = max((forward, backward), key=lambda k: ["traceable", "opaque", "side_effecting"].index(k.kind))
+    assert (kind.kind, kind.reason) == (worst.kind, worst.reason) or forward.kind == backward.kind
+    keywords = {}
+    if forward.kind != "traceable":
+        keywords.update(compile_kind=forward.kind, compile_reason=forward.reason)
+    if forward.kind != "side_effecting" and backward.kind != forward.kind:
+        keywords["backward_kind"] = backward.kind
+        if backward.kind != "traceable":
+            keywords["backward_reason"] = backward.reason
+    return keywords
 
 
 TRACEABLE_BODIES = {
@@ -129,7 +149,6 @@ SIDE_EFFECTING = {
     "RNG seeding": (("return x * 2", "torch.manual_seed(0)\nreturn g"), "backward calls torch.manual_seed"),
     "a collective": (("torch.distributed.all_reduce(x)\nreturn x * 2",), "forward calls torch.distributed.all_reduce"),
     "a hook on an input": (("x.register_hook(lambda t: t)\nreturn x * 2",), "forward calls x.register_hook()"),
-    "a callable argument": (("return fn(x)", "return g, None", "x, fn"), "forward calls fn, passed in as an argument"),
     "a callable stored on ctx": (
         ("ctx.fn = fn\nreturn x * 2", "fn = ctx.fn\nreturn fn(g), None", "x, fn"),
         "backward calls fn, stored on ctx",
@@ -170,6 +189,8 @@ def test_side_effecting(body, reason):
 
 
 OPAQUE = {
+    # a forward's: dynamo traces it as it traced the original's (the split path)
+    "a callable argument": (("return fn(x)", "return g, None", "x, fn"), "forward calls fn, passed in as an argument"),
     "numpy": (("return torch.from_numpy(np.sin(x.numpy()))",), "forward calls torch.from_numpy"),
     "numpy alone": (("return x * np.sum(np.ones(3))",), "forward calls numpy.sum"),
     "tolist": (("return x * len(x.tolist())",), "forward calls x.tolist()"),
@@ -412,3 +433,51 @@ def test_a_helper_filling_the_record_in_forward_is_traceable():
 def test_a_helper_handed_the_record_otherwise_is_side_effecting(forward, backward, extra, reason):
     kind = decide(function(forward, backward, "x", extra))
     assert (kind.kind, kind.reason) == ("side_effecting", reason)
+
+
+# -- the backward apart (the split path, inliner/runtime/_split.py) ------------------------------
+
+
+def _custom_vjp_keywords(source: str) -> dict[str, object]:
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "custom_vjp":
+            return {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg != "saved_for_backward_idx"}
+    raise AssertionError("no custom_vjp call")
+
+
+def test_a_backward_alone_with_side_effects_leaves_the_forward_traceable():
+    kind = decide(function("return x * 2", "LOG.append(1)\nreturn g * 2"))
+    assert (kind.kind, kind.part("forward").kind, kind.part("backward").kind) == (
+        "side_effecting",
+        "traceable",
+        "side_effecting",
+    )
+    keywords = _custom_vjp_keywords(flatten(function("return x * 2", "LOG.append(1)\nreturn g * 2")).source)
+    assert keywords["backward_kind"] == "side_effecting"
+    assert keywords["backward_nones"] == ()
+    assert "compile_kind" not in keywords
+
+
+def test_a_forward_with_side_effects_says_nothing_of_its_backward():
+    source = flatten(function("LOG.append(1)\nreturn x * 2", "LOG.append(2)\nreturn g * 2")).source
+    keywords = _custom_vjp_keywords(source)
+    assert keywords["compile_kind"] == "side_effecting"
+    assert "backward_kind" not in keywords and "backward_nones" not in keywords
+
+
+@pytest.mark.parametrize(
+    "backward,nones",
+    [
+        ("LOG.append(1)\nreturn g * 2, None", (1,)),
+        ("LOG.append(1)\nif g.dim() > 1:\n    return None, g\nreturn None, g * 2", (0,)),
+        ("LOG.append(1)\nif g.dim() > 1:\n    return None, g\nreturn g, None", None),  # mixed: not known
+        ("LOG.append(1)\ngrads = (g, None)\nreturn grads", None),  # a name holding a tuple: not known
+        ("LOG.append(1)\ngrad = g * 2\nreturn grad", ()),
+        ("LOG.append(1)\nreturn (*[g], None)", None),
+        ("LOG.append(1)\n\ndef inner():\n    return None, None\n\nreturn g, g", ()),  # a nested return is not bwd's
+    ],
+)
+def test_backward_nones_are_the_literal_nones_of_every_return(backward, nones):
+    keywords = _custom_vjp_keywords(flatten(function("return x * w", backward, params="x, w")).source)
+    assert keywords["backward_kind"] == "side_effecting"
+    assert keywords.get("backward_nones") == nones

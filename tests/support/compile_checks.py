@@ -184,3 +184,47 @@ def island_message_ok(error: str, name: str) -> bool:
     return f"inliner: {name} runs eagerly" in error and (
         "# inliner: compile=traceable" in error or "no mechanism carries" in error
     )
+
+
+def graphs_and_breaks(fn: Callable, make_inputs: Callable) -> Result:
+    """One call of ``torch.compile(fn)`` (no fullgraph) with a backend that keeps every
+    graph: dynamo's and AOTAutograd's forward and backward ones (``details["graphs"]``),
+    and the graph breaks dynamo counted (``details["breaks"]``, a count per reason)."""
+    import torch._dynamo
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._dynamo.utils import counters
+
+    graphs: list[torch.fx.GraphModule] = []
+
+    def keep(gm: torch.fx.GraphModule, example_inputs: Any) -> Callable:
+        graphs.append(gm)
+        return gm.forward
+
+    aot = aot_autograd(fw_compiler=keep, bw_compiler=keep)
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Callable:
+        graphs.append(gm)
+        return aot(gm, example_inputs)
+
+    torch._dynamo.reset()
+    counters.clear()
+    try:
+        call_and_differentiate(torch.compile(fn, backend=backend), make_inputs())
+    except Exception as exc:
+        return Result(False, short(exc), {"error": str(exc)})
+    finally:
+        breaks = dict(counters["graph_break"])
+        torch._dynamo.reset()
+    return Result(True, details={"graphs": graphs, "breaks": breaks})
+
+
+def higher_order_ops(graphs: list[torch.fx.GraphModule]) -> list[str]:
+    """The higher-order ops the graphs (and their submodules) call."""
+    found = []
+    for gm in graphs:
+        for module in gm.modules():
+            if isinstance(module, torch.fx.GraphModule):
+                found += [
+                    str(n.target) for n in module.graph.nodes if isinstance(n.target, torch._ops.HigherOrderOperator)
+                ]
+    return found

@@ -99,7 +99,7 @@ OBJECT_ARGUMENTS = [
     ),
     ObjectArgument(
         "obj_lambda",
-        "side_effecting",
+        "opaque",
         "forward calls obj, passed in as an argument",
         "return obj(x)",
         "lambda t: t * 3 + 1",
@@ -115,7 +115,7 @@ OBJECT_ARGUMENTS = [
     ),
     ObjectArgument(
         "obj_module_call",
-        "side_effecting",
+        "opaque",
         "forward calls obj, passed in as an argument",
         "return obj(x)",
         "_linear()",

@@ -28,6 +28,7 @@ import traceback
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -338,10 +339,24 @@ def _compile_kind_failures(result, expected: dict[str, tuple[str, str]]) -> list
                 f"compile-kind-differs: {name}: built {(kind, reason)}, engine {got and (got.kind, got.reason)}"
             )
             continue
-        wanted = {} if kind == "traceable" else {"compile_kind": kind, "compile_reason": got.reason}
+        wanted = {} if kind == "traceable" else _kind_keywords(got)
         if emitted.get(name) != wanted:
             failures.append(f"compile-kind-not-emitted: {name}: {emitted.get(name)} instead of {wanted}")
     return failures
+
+
+def _kind_keywords(kind: Any) -> dict[str, str]:
+    """The keywords the emitter gives a kind: the forward's as ``compile_kind``, the
+    backward's apart where it differs (not after a side-effecting forward)."""
+    forward, backward = kind.part("forward"), kind.part("backward")
+    keywords = {}
+    if forward.kind != "traceable":
+        keywords.update(compile_kind=forward.kind, compile_reason=forward.reason)
+    if forward.kind != "side_effecting" and backward.kind != forward.kind:
+        keywords["backward_kind"] = backward.kind
+        if backward.kind != "traceable":
+            keywords["backward_reason"] = backward.reason
+    return keywords
 
 
 def _emitted_kinds(source: str) -> dict[str, dict[str, str]]:
@@ -350,7 +365,9 @@ def _emitted_kinds(source: str) -> dict[str, dict[str, str]]:
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "custom_vjp":
             keywords = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
             out[keywords.get("name")] = {
-                k: v for k, v in keywords.items() if k in ("compile_kind", "compile_reason", "ctx_record")
+                k: v
+                for k, v in keywords.items()
+                if k in ("compile_kind", "compile_reason", "backward_kind", "backward_reason", "ctx_record")
             }
     return out
 

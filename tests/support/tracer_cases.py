@@ -555,7 +555,8 @@ def check_capture(driver: str, rewritten: bool) -> Outcome:
             1
             for gm in graphs
             for n in gm.graph.nodes
-            if n.op == "call_function" and n.target in (getattr(fn, "call", fn), getattr(fn, "objects_call", None))
+            if n.op == "call_function"
+            and (n.target in (getattr(fn, "call", fn), getattr(fn, "objects_call", None)) or _attaches_for(n, fn))
         )
         for name, fn in fns.items()
     }
@@ -571,6 +572,15 @@ def check_capture(driver: str, rewritten: bool) -> Outcome:
         return Outcome(False, "graph contains torch.ops.higher_order.autograd_function_apply", details)
     grads.details = details
     return grads
+
+
+def _attaches_for(node: torch.fx.Node, fn: Any) -> bool:
+    """A split-path call of ``fn`` in dynamo's graph: ``inliner::attach`` with one of its layouts."""
+    if compile_path(fn) != "split" or node.target is not torch.ops.inliner.attach.default:
+        return False
+    from inliner.runtime import _split
+
+    return _split._LAYOUTS[node.args[4]].spec.name == fn.__name__
 
 
 def side_effect_log(driver: str, rewritten: bool) -> list | None:
@@ -618,9 +628,30 @@ def check_fullgraph(driver: str, rewritten: bool) -> Outcome:
 
 def islands(driver: str) -> list[str]:
     """The driver's flat callables that are eager islands under torch.compile."""
-    return [
-        name for name, fn in functions(driver, True).items() if getattr(fn, "compile_kind", "traceable") != "traceable"
-    ]
+    return [name for name, fn in functions(driver, True).items() if compile_path(fn) == "island"]
+
+
+def compile_path(fn: Any) -> str:
+    """``graph``, ``split`` or ``island``: how dynamo sees the flat callable ``fn``
+    (``inliner.runtime._dynamo.compile_path``; set once dynamo is loaded)."""
+    import torch._dynamo  # noqa: F401  (registers the flat callables made before it)
+
+    return getattr(fn, "compile_path", "graph")
+
+
+def check_graph_breaks(driver: str, rewritten: bool) -> Outcome:
+    """One compiled call (aot_eager graphs kept, no fullgraph): the graph breaks dynamo
+    counts (``details["breaks"]``), and, for the rewrite, no higher-order op in dynamo's
+    graphs or AOTAutograd's forward and backward graphs."""
+    result = compile_checks.graphs_and_breaks(body(driver, rewritten), lambda: make_inputs(driver))
+    if not result.ok:
+        return Outcome(False, result.reason, result.details)
+    breaks = sum(result.details["breaks"].values())
+    hops = compile_checks.higher_order_ops(result.details["graphs"])
+    details = {"breaks": breaks, "reasons": result.details["breaks"], "hops": hops}
+    if rewritten and hops:
+        return Outcome(False, f"higher-order ops in the graphs: {sorted(set(hops))}", details)
+    return Outcome(True, "", details)
 
 
 def _func_loss(driver: str, rewritten: bool, inputs: tuple) -> tuple[Callable, tuple[int, ...]]:
@@ -767,6 +798,7 @@ ROWS: dict[str, Callable[[str, bool], Outcome]] = {
     "compile_aot_eager": lambda driver, rewritten: check_backend(driver, rewritten, "aot_eager"),
     "compile_inductor": lambda driver, rewritten: check_backend(driver, rewritten, "inductor"),
     "compile_fullgraph": check_fullgraph,
+    "compile_graph_breaks": check_graph_breaks,
     "func_grad": check_func_grad,
     "func_vjp": check_func_vjp,
     "func_jacrev": check_func_jacrev,

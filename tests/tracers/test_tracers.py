@@ -322,6 +322,11 @@ def test_rewrite(row, driver):
         error = outcome.details.get("error", "")
         assert not outcome.ok and any(cc.island_message_ok(error, n) for n in tc.islands(driver)), error
         return
+    if row in FULLGRAPH_ROWS and not outcome.ok and tc.has_original(driver):
+        # the split path: what dynamo cannot trace in fwd fails fullgraph as the original's forward does
+        original = tc.run("compile_fullgraph", driver, rewritten=False)
+        assert not original.ok and original.reason == outcome.reason, (original.reason, outcome.reason)
+        return
     assert outcome.ok, f"{row} on {driver}: {outcome.reason}"
     spec = tc.DRIVERS[driver]
     if row == "compile_capture":
@@ -395,3 +400,50 @@ def test_mark_dirty_on_a_compiled_region_input_matches_the_original(backend):
         assert grads["original"].tolist() == [2.0] * 3 and grads["rewritten"].tolist() == [1.0] * 3
     else:
         assert torch.equal(grads["original"], grads["rewritten"]), grads
+
+
+# ----------------------------------------------------------------- graph breaks
+
+
+#: Where the rewrite breaks dynamo's graph more often than the original, measured (torch
+#: 2.13), with why. Each is an eager island: the split path does not carry the feature.
+MORE_GRAPH_BREAKS: dict[str, str] = {
+    # a forward appending to outside state: the original's forward is traced too, but dynamo
+    # guards the list's length and recompiles on every call (fullgraph fails at the 9th call);
+    # the island compiles once, with a graph break at the call
+    "compile_list_argument": "forward side effect",
+    "compile_side_effect_forward": "forward side effect",
+    "compile_pragma_override/KeepEager": "the user's `# inliner: compile=side_effecting` pragma",
+    # decorators replayed around the bodies, a ctx record, saved tensors read on demand:
+    # not carried by the split path (inliner.runtime._split.refusal)
+    "decorator_compile/Gelu": "decorators",
+    "decorator_compile/Square": "decorators",
+    "decorator_with_arguments": "decorators",
+    "record_backward_writes/Caches": "ctx record",
+    "record_backward_writes/Counter": "ctx record",
+    "record_backward_writes/DropsBlocks": "ctx record",
+    "record_callable_on_ctx/Activation": "ctx record",
+    "record_decorators/CountsBackward": "ctx record",
+    "refuse_used_as_class/Counting": "ctx record",
+    "saved_read_after_side_effect/ChecksFirst": "saved tensors read on demand",
+}
+
+
+@pytest.mark.parametrize("driver", [pytest.param(d, marks=_IGNORE_TORCH_WARNINGS) for d in DRIVERS])
+def test_graph_breaks_never_more_than_the_original(driver):
+    """One compiled call (aot_eager, no fullgraph): the rewrite's graph breaks (dynamo's
+    count) are at most the original's, and no graph (dynamo's, AOTAutograd's forward and
+    backward) holds a higher-order op."""
+    rewrite = tc.run("compile_graph_breaks", driver, rewritten=True)
+    assert rewrite.ok, rewrite.reason
+    if not tc.has_original(driver):
+        assert rewrite.details["breaks"] == 0
+        return
+    original = tc.run("compile_graph_breaks", driver, rewritten=False)
+    if not original.ok:  # dynamo fails on the original (record_marks/MarksComputed): nothing to compare
+        return
+    if driver in MORE_GRAPH_BREAKS:
+        assert rewrite.details["breaks"] > original.details["breaks"], "fixed: drop it from MORE_GRAPH_BREAKS"
+        assert tc.islands(driver)
+        return
+    assert rewrite.details["breaks"] <= original.details["breaks"], (rewrite.details, original.details)

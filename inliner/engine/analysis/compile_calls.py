@@ -153,12 +153,16 @@ def _local_call(walker, call: ast.Call, name: str, discarded: bool) -> None:
         walker.note(call, OPAQUE, f"calls {root}")
         return
     body = walker.body
+    # What a forward calls dynamo traces as it traced the original's (the split path,
+    # inliner/runtime/_split.py): the effects of such a call, if any, are dynamo's to
+    # replay or refuse. Anywhere else the call must run eagerly on every call.
+    kind = OPAQUE if body is not None and body.role == "forward" else SIDE_EFFECTING
     if scope.parent is None and body is not None and root in body.residuals:
         walker.note(call, SIDE_EFFECTING, f"calls {root}, {body.residual_source}")
     elif root in scope.params:
-        walker.note(call, SIDE_EFFECTING, f"calls {root}, passed in as an argument")
+        walker.note(call, kind, f"calls {root}, passed in as an argument")
     else:
-        walker.note(call, SIDE_EFFECTING, f"calls {root}, a value from outside the body")
+        walker.note(call, kind, f"calls {root}, a value from outside the body")
 
 
 def _module_value_call(walker, call: ast.Call, name: str, also: set[str], discarded: bool) -> None:

@@ -10,6 +10,7 @@ decision into the spec the emitter prints.
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 import libcst as cst
 
@@ -87,8 +88,12 @@ class CompileContext:
         full = f"{self.module}.{qualname}" if self.module else qualname
         inferred = _with_lowering_facts(inferred, vjp)
         decided = decide(inferred, pragma, self.overrides.lookup(full))
-        vjp.spec.compile_kind = decided.kind
-        vjp.spec.compile_reason = decided.reason
+        forward, backward = decided.part("forward"), decided.part("backward")
+        vjp.spec.compile_kind = forward.kind
+        vjp.spec.compile_reason = forward.reason
+        vjp.spec.backward_kind = backward.kind
+        vjp.spec.backward_reason = backward.reason
+        vjp.spec.backward_nones = inferred.backward_nones
         return decided
 
 
@@ -98,19 +103,26 @@ def _with_lowering_facts(inferred: CompileKind, vjp: CustomVJP) -> CompileKind:
     is dynamo inside a graph), and a ctx record that backward writes (its effect must
     happen on every backward, as the original's ctx writes do)."""
     spec = vjp.spec
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, tuple[str, ...]]] = []  # (kind, reason, the parts it makes so)
+    both = ("forward", "backward")
     for use in spec.decorators:
         target = use.target if use.target != "<local>" else cst.Module([]).code_for_node(use.expr)
         if use.kind == "compile":
-            found.append((OPAQUE, f"{use.member} is decorated with {target}"))
+            found.append((OPAQUE, f"{use.member} is decorated with {target}", both))
         elif use.kind == "wrapper" and not use.pass_through:
-            found.append((SIDE_EFFECTING, f"{use.member}'s decorator {target} is replayed around it"))
+            found.append((SIDE_EFFECTING, f"{use.member}'s decorator {target} is replayed around it", both))
     if spec.backward_writes_ctx:
-        found.append((SIDE_EFFECTING, f"backward writes {spec.backward_writes_ctx[0]}"))
-    for kind, reason in found:
+        found.append((SIDE_EFFECTING, f"backward writes {spec.backward_writes_ctx[0]}", ("backward",)))
+    if not found:
+        return inferred
+    parts = {role: inferred.part(role) for role in both}
+    for kind, reason, roles in found:
+        for role in roles:
+            if _RANK[kind] > _RANK[parts[role].kind]:
+                parts[role] = CompileKind(kind, reason)
         if _RANK[kind] > _RANK[inferred.kind]:
-            inferred = CompileKind(kind, reason, inferred.origin)
-    return inferred
+            inferred = dataclasses.replace(inferred, kind=kind, reason=reason)
+    return dataclasses.replace(inferred, forward=parts["forward"], backward=parts["backward"])
 
 
 def _qualname(scope: Scope, name: str) -> str:

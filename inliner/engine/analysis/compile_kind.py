@@ -49,15 +49,30 @@ _MAX_HELPER_DEPTH = 8
 
 @dataclass(frozen=True)
 class CompileKind:
-    """How a flat callable may be compiled, and why (empty reason when traceable)."""
+    """How a flat callable may be compiled, and why (empty reason when traceable).
+
+    ``kind`` is the worst of the bodies' (what reports show); ``forward`` (forward and jvp)
+    and ``backward`` are each body's own where they were classified apart: a backward
+    alone that is not traceable does not keep the forward from being traced (the split
+    path, ``inliner.runtime._split``). An override sets one kind for both (None here)."""
 
     kind: str = TRACEABLE
     reason: str = ""
     origin: str = "inferred"  # "inferred" | "pragma" | "config"
+    forward: CompileKind | None = None
+    backward: CompileKind | None = None
+    #: positions whose gradient every return of the backward gives as a literal None
+    #: (None: not known), see ``static_nones``
+    backward_nones: tuple[int, ...] | None = None
 
     @property
     def traceable(self) -> bool:
         return self.kind == TRACEABLE
+
+    def part(self, role: str) -> CompileKind:
+        """The kind of the forward (``"forward"``) or the backward (``"backward"``) alone."""
+        own = self.forward if role == "forward" else self.backward
+        return own if own is not None else CompileKind(self.kind, self.reason, self.origin)
 
 
 @dataclass(frozen=True)
@@ -165,13 +180,80 @@ class ModuleFacts:
 def classify(bodies: list[Body], scope: Scope, facts: ModuleFacts) -> CompileKind:
     """The kind of a flattened Function from its flat bodies; ``scope`` is where their free names resolve."""
     findings: list[Finding] = []
+    backward_findings: list[Finding] = []
+    nones: tuple[int, ...] | None = ()
     for body in bodies:
         found = _Walker(body.func, scope, facts, body=body).run()
-        findings.extend(Finding(f.kind, f"{body.role} {f.text}", f.position) for f in found)
+        named = [Finding(f.kind, f"{body.role} {f.text}", f.position) for f in found]
+        if body.role == "backward":
+            backward_findings.extend(named)
+            nones = static_nones(body.func)
+        findings.extend(named)
     first = worst(findings)
     if first is None or first.kind == TRACEABLE:
         return CompileKind()
-    return CompileKind(first.kind, first.text)
+    forward = _kind_of([f for f in findings if f not in backward_findings])
+    return CompileKind(
+        first.kind, first.text, forward=forward, backward=_kind_of(backward_findings), backward_nones=nones
+    )
+
+
+def _kind_of(findings: list[Finding]) -> CompileKind:
+    first = worst(findings)
+    return CompileKind() if first is None else CompileKind(first.kind, first.text)
+
+
+# -- where a backward gives None ------------------------------------------------------------
+
+
+def static_nones(func: ast.FunctionDef) -> tuple[int, ...] | None:
+    """Positions that every ``return`` of ``func`` (not of a nested function) gives as a
+    literal None, when each return is a tuple of the same length (or one expression);
+    None when that is not known. Another position may still be None at run time (a name
+    bound to None on some path): the runtime checks it where it would matter."""
+    nodes = _own_nodes(func)
+    returns = [n for n in nodes if isinstance(n, ast.Return)]
+    if not returns:
+        return None
+    shapes: set[tuple[bool, ...]] = set()
+    for node in returns:
+        value = node.value
+        if value is None or (isinstance(value, ast.Name) and _may_hold_a_tuple(value.id, nodes)):
+            return None
+        elements = value.elts if isinstance(value, ast.Tuple) else [value]
+        if any(isinstance(e, ast.Starred) for e in elements):
+            return None
+        shapes.add(tuple(isinstance(e, ast.Constant) and e.value is None for e in elements))
+    if len(shapes) != 1:
+        return None
+    (shape,) = shapes
+    return tuple(i for i, none in enumerate(shape) if none)
+
+
+def _may_hold_a_tuple(name: str, nodes: list[ast.AST]) -> bool:
+    """Whether ``name`` is bound to a tuple, a list, None or something unknown anywhere
+    in the body (a returned name holding several gradients, some None)."""
+    for node in nodes:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            if not isinstance(node.value, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript, ast.Attribute)):
+                return True
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)):
+            target = getattr(node, "target", None)
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target or node)):
+                return True
+    return False
+
+
+def _own_nodes(func: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes of ``func``'s body, without those of functions and lambdas nested in it."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def _helper_finding(func, scope: Scope, facts: ModuleFacts, depth: int, record: HelperRecord | None) -> Finding | None:

@@ -163,9 +163,14 @@ TORCH_METADATA = (
 )
 
 #: tensor methods fake tensors cannot run (a Python value of the data, a data pointer,
-#: a data-dependent shape, a Python callable per element).
+#: a data-dependent shape, a Python callable per element, a storage resized or swapped:
+#: torch's own CrossMapLRN2d resizes a ``.new()`` tensor, which AOTAutograd's fake
+#: tensors refuse, where dynamo breaks the graph for the original).
 TENSOR_OPAQUE = frozenset(
     {
+        "resize_",
+        "resize_as_",
+        "set_",
         "item",
         "tolist",
         "numpy",

@@ -1,0 +1,357 @@
+"""The *split* path: what dynamo traces in place of a flat callable whose forward it may
+trace as plain Python but whose call it must not put in the graph whole.
+
+Imported with ``inliner.runtime._dynamo`` (once ``torch._dynamo`` is). The shim dynamo
+inlines in place of the flat callable runs
+
+    with torch.no_grad():          # as autograd.Function.forward runs
+        outs, residuals = fwd(*args)
+    return attach(outs, tensor args, tensor residuals, number residuals, layout key)
+
+- ``fwd`` is traced by dynamo like any user function: its side effects are tracked and
+  replayed, numpy goes through dynamo's numpy tracing, objects stay Python values. What
+  dynamo cannot trace breaks the graph at the call (dynamo restarts there), and the call
+  then runs eagerly through the carriers, as the original did: an eager island.
+- ``attach`` is a first-order ``torch.library.custom_op``: its forward clones the outputs
+  (a custom op may not return an alias), its autograd formula is the custom backward.
+  A traceable ``bwd`` is called directly there (AOTAutograd traces it, inductor fuses
+  it); any other goes through a second op, ``call_bwd``, whose real body runs ``bwd``
+  eagerly on every backward, so its effects happen on every call.
+- Residuals that are not tensors or numbers (None, strings, dtypes, functions, modules,
+  nested tuples' shapes) are kept, at trace time, in a *layout* numbered by an
+  ``assume_constant_result`` function (dynamo guards the objects in it by identity);
+  the op carries only the number.
+- ``call_bwd``'s fake returns a tensor per tensor input, so its None gradients must be
+  known statically: the engine emits ``backward_nones`` (positions whose every return is
+  a literal None). Without it an opaque backward keeps the call an island.
+
+What this path does not carry is decided from the ``Spec`` where it can be
+(``refusal``), else at trace time (an output that is an input, a tensor returned twice):
+the call then breaks the graph and runs as an island, with one warning naming the
+Function and why (``inliner.runtime.CompileFallbackWarning``).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import marshal
+import sys
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import torch
+import torch._dynamo
+from torch import Tensor
+
+
+class _Layout(NamedTuple):
+    """What one traced call's backward needs besides tensors and numbers."""
+
+    spec: Any
+    residuals: Any  # the residuals' static layout (see _flatten_residuals)
+    objects: tuple  # the residuals that are neither tensors nor numbers
+    outputs: tuple[bool, ...]  # per output of fwd: a tensor?
+    needs_input_grad: tuple[bool, ...]  # per argument, as ctx.needs_input_grad
+    arguments: tuple[bool, ...]  # per argument: a tensor?
+
+
+_LAYOUTS: list[_Layout] = []
+_LAYOUT_KEYS: dict[tuple, int] = {}
+_owners = itertools.count()
+_SPECS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+
+
+def refusal(spec: Any) -> str | None:
+    """Which feature of ``spec``'s Function the split path does not carry (None: it
+    carries them all)."""
+    if spec.dirty:
+        return "its forward modifies an input in place (mark_dirty)"
+    if not spec.materialize_grads:
+        return "its backward takes unmaterialized (None) gradients (set_materialize_grads(False))"
+    if spec.jvp is not None:
+        return "it has a forward-mode rule (jvp)"
+    if spec.record:
+        return "its ctx is kept as a record"
+    if spec.decorated is not None:
+        return "decorators are replayed around its forward or backward"
+    if spec.saved_on_demand:
+        return "its backward reads the saved tensors on demand"
+    if spec.fwd_needs_input_grad and spec.fill_defaults:
+        return "its forward reads needs_input_grad with defaults filled in"
+    return None
+
+
+def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
+    """What dynamo inlines in place of ``spec``'s flat callable; ``refuse(reason)`` breaks
+    the graph so that the call runs as an eager island."""
+    owner = next(_owners)
+    _SPECS[owner] = spec
+    fwd = spec.fwd
+    wants_flags = spec.fwd_needs_input_grad
+    nondiff = spec.nondiff  # the shim reads no Spec (dynamo cannot wrap one)
+    tag = cache_tag(spec)
+
+    def shim(*args: Any, **kwargs: Any) -> Any:
+        if thunder_loaded():
+            refuse("thunder is loaded, and its torch.compile backend does not run attach's custom backward")
+        if kwargs:
+            refuse("it is called with keyword arguments")
+        flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        with torch.no_grad():
+            if wants_flags:
+                outs, residuals = fwd(*args, needs_input_grad=flags)
+            else:
+                outs, residuals = fwd(*args)
+        single = not isinstance(outs, tuple)
+        flat_out = (outs,) if single else outs
+        tensors = [o for o in flat_out if isinstance(o, Tensor)]
+        ins = [a for a in args if isinstance(a, Tensor)]
+        for k, out in enumerate(tensors):
+            if any(out is a for a in ins) or any(out is other for other in tensors[:k]) or _views_input(out, ins):
+                refuse("its forward returns an input, a view of one, or one tensor twice (the original aliases them)")
+        saved: list = []
+        numbers: list = []
+        objects: list = []
+        layout = _flatten_residuals(tuple(residuals), saved, numbers, objects)
+        out_layout = tuple(isinstance(o, Tensor) for o in flat_out)
+        arg_layout = tuple(isinstance(a, Tensor) for a in args)
+        key = _layout_key(owner, layout, out_layout, flags, arg_layout, *objects)
+        made = attach(tensors, ins, saved, numbers, key, tag)
+        result = _place_outputs(flat_out, made, nondiff)
+        return result[0] if single else result
+
+    return shim
+
+
+def cache_tag(spec: Any) -> str:
+    """A constant argument of ``attach`` that changes with the code behind it: the files
+    of fwd and bwd (the same-file helpers a traceable backward may call), their code,
+    and this module. AOTAutograd's and inductor's on-disk caches key on dynamo's graph,
+    where the backward is only this op: without the tag, a process would get the
+    backward an earlier process traced from other code (a stale custom gradient)."""
+    digest = hashlib.sha256()
+    for fn in (spec.fwd, spec.bwd):
+        digest.update(marshal.dumps(fn.__code__))
+    for name in sorted({spec.fwd.__code__.co_filename, spec.bwd.__code__.co_filename, __file__}):
+        digest.update(_file_digest(name))
+    return f"{spec.module}.{spec.name}:{digest.hexdigest()[:20]}"
+
+
+@functools.lru_cache(maxsize=256)
+def _file_digest(name: str) -> bytes:
+    try:
+        return hashlib.sha256(Path(name).read_bytes()).digest()
+    except OSError:  # code made by exec: its code objects are hashed
+        return b""
+
+
+@torch._dynamo.assume_constant_result
+def thunder_loaded() -> bool:
+    """Run at trace time. thunder's torch.compile backend (thunderfx) differentiates the
+    ``attach`` op as the clone it is, not by its registered backward (measured, thunder
+    0.2.6): where thunder is loaded the split path is not taken (thunder.jit itself has
+    its lookaside per flat callable, ``inliner.runtime._thunder``)."""
+    return "thunder" in sys.modules
+
+
+def _views_input(out: Tensor, ins: list) -> bool:
+    """Whether ``out`` is a view of an input (or of what an input views): the original's
+    output then shares its storage, where ``attach``'s copy would not."""
+    base = out._base
+    return base is not None and any(base is a or base is a._base for a in ins)
+
+
+def _place_outputs(flat_out: tuple, made: list, nondiff: tuple) -> tuple:
+    """fwd's outputs with attach's clones in the tensor positions (detached where the
+    original marked them non-differentiable)."""
+    made_iter = iter(made)
+    result = []
+    for j, out in enumerate(flat_out):
+        if isinstance(out, Tensor):
+            clone = next(made_iter)
+            result.append(clone.detach() if j in nondiff else clone)
+        else:
+            result.append(out)
+    return tuple(result)
+
+
+def _flatten_residuals(value: Any, saved: list, numbers: list, objects: list) -> Any:
+    """The static layout of one residual (or the tuple of them); its tensors, numbers and
+    other objects are appended to the lists the op and the layout key carry."""
+    if isinstance(value, Tensor):
+        saved.append(value)
+        return "T"
+    if isinstance(value, bool):
+        numbers.append(value)
+        return "b"
+    if isinstance(value, (int, float, torch.SymInt, torch.SymFloat)):
+        numbers.append(value)
+        return "n"
+    if isinstance(value, torch.Size):
+        return ("size", tuple(_flatten_residuals(v, saved, numbers, objects) for v in value))
+    if type(value) is tuple or type(value) is list:
+        kind = "tuple" if type(value) is tuple else "list"
+        return (kind, tuple(_flatten_residuals(v, saved, numbers, objects) for v in value))
+    objects.append(value)
+    return ("o", len(objects) - 1)
+
+
+@torch._dynamo.assume_constant_result
+def _layout_key(owner: int, layout: Any, outputs: Any, flags: Any, arguments: Any, *objects: Any) -> int:
+    """The number of one residual layout (run for real while dynamo traces: the objects
+    are the real ones, which dynamo guards by identity)."""
+    identity = (owner, layout, outputs, flags, arguments, tuple(id(o) for o in objects))
+    key = _LAYOUT_KEYS.get(identity)
+    if key is None or any(a is not b for a, b in zip(_LAYOUTS[key].objects, objects)):
+        key = _LAYOUT_KEYS[identity] = len(_LAYOUTS)
+        _LAYOUTS.append(_Layout(_SPECS[owner], layout, tuple(objects), outputs, flags, arguments))
+    return key
+
+
+def _rebuild(layout: Any, saved: Any, numbers: Any, objects: tuple) -> Any:
+    if layout == "T":
+        return next(saved)
+    if layout == "b":
+        return bool(next(numbers))
+    if layout == "n":
+        return next(numbers)
+    kind, inner = layout
+    if kind == "o":
+        return objects[inner]
+    items = [_rebuild(part, saved, numbers, objects) for part in inner]
+    if kind == "size":
+        return torch.Size(items)
+    return tuple(items) if kind == "tuple" else items
+
+
+def _residuals(key: int, saved: list, numbers: list) -> tuple:
+    entry = _LAYOUTS[key]
+    spec = entry.spec
+    residuals = list(_rebuild(entry.residuals, iter(saved), iter(numbers), entry.objects))
+    if not spec.bwd_reads_saved:  # the carriers hand such a bwd None in the saved slots
+        for i in spec.saved_idx:
+            residuals[i] = None
+        if spec.saved_tensors_idx is not None:
+            residuals[spec.saved_tensors_idx] = None
+    return tuple(residuals)
+
+
+def _run_bwd(key: int, grads: list, saved: list, numbers: list) -> list:
+    """``bwd``'s gradients for the call's tensor inputs, in order (None where it gave None)."""
+    entry = _LAYOUTS[key]
+    it = iter(grads)
+    all_grads = [next(it) if is_tensor else None for is_tensor in entry.outputs]
+    residuals = _residuals(key, saved, numbers)
+    if entry.spec.bwd_needs_input_grad:
+        result = entry.spec.bwd(residuals, *all_grads, needs_input_grad=entry.needs_input_grad)
+    else:
+        result = entry.spec.bwd(residuals, *all_grads)
+    result = result if isinstance(result, tuple) else (result,)
+    return [result[p] if p < len(result) else None for p, tensor in enumerate(entry.arguments) if tensor]
+
+
+# ----------------------------------------------------------------------- the first-order ops
+
+
+@torch.library.custom_op("inliner::attach", mutates_args=())
+def attach(
+    outs: list[Tensor],
+    ins: list[Tensor],
+    saved: list[Tensor],
+    numbers: list[int | float | bool],
+    key: int,
+    tag: str,
+) -> list[Tensor]:
+    """fwd's tensor outputs, as fresh tensors whose autograd formula is the custom backward."""
+    return [o.clone() for o in outs]
+
+
+@attach.register_fake
+def _attach_fake(outs: list, ins: list, saved: list, numbers: list, key: int, tag: str) -> list:
+    return [torch.empty_like(o) for o in outs]
+
+
+@torch.library.custom_op("inliner::call_bwd", mutates_args=())
+def call_bwd(
+    grads: list[Tensor], ins: list[Tensor], saved: list[Tensor], numbers: list[int | float | bool], key: int
+) -> list[Tensor]:
+    """An opaque ``bwd``, run for real on every backward: a gradient per tensor input
+    (zeros where bwd gave None: the caller puts the static Nones back)."""
+    gradients = _run_bwd(key, grads, saved, numbers)
+    _check_nones(key, gradients)
+    storages = {t.untyped_storage().data_ptr() for t in (*grads, *ins, *saved)}
+    return [_as_gradient(g, i, storages) for g, i in zip(gradients, ins)]
+
+
+def _check_nones(key: int, gradients: list) -> None:
+    """A None the engine did not see (not a literal None in every return of bwd), for an
+    input that requires grad, cannot be given back as None by this op: say so, rather
+    than hand autograd a zero gradient the original did not give."""
+    entry = _LAYOUTS[key]
+    positions = [p for p, tensor in enumerate(entry.arguments) if tensor]
+    for p, grad in zip(positions, gradients):
+        if grad is None and entry.needs_input_grad[p] and p not in entry.spec.backward_nones:
+            raise RuntimeError(
+                f"inliner: {entry.spec.name}'s backward gave None for input {p}, which requires grad, where "
+                "the engine saw no literal None: under torch.compile its backward runs in an op that must "
+                "return a tensor there. Mark the Function `# inliner: compile=side_effecting` to keep it eager"
+            )
+
+
+@call_bwd.register_fake
+def _call_bwd_fake(grads: list, ins: list, saved: list, numbers: list, key: int) -> list:
+    return [torch.empty_like(i) for i in ins]
+
+
+def _as_gradient(grad: Any, inp: Tensor, storages: set[int]) -> Tensor:
+    """``grad`` as autograd would take it for ``inp``: summed to its shape where broadcast,
+    in its dtype; zeros for None (replaced by None again where that is static). A copy
+    only where it shares storage with the op's inputs (an op may not return an alias)."""
+    if grad is None:
+        return torch.zeros_like(inp)
+    if grad.shape != inp.shape:
+        grad = grad.sum_to_size(inp.shape)
+    grad = grad.to(inp.dtype)
+    if grad.untyped_storage().data_ptr() in storages:
+        return grad.clone()
+    return grad
+
+
+def _setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+    outs, ins, saved, numbers, key, _tag = inputs
+    ctx.save_for_backward(*ins, *saved)
+    ctx.n_ins, ctx.n_outs, ctx.n_saved, ctx.numbers, ctx.key = len(ins), len(outs), len(saved), numbers, key
+
+
+def _backward(ctx: Any, grads: list) -> tuple:
+    tensors = ctx.saved_tensors
+    ins, saved = list(tensors[: ctx.n_ins]), list(tensors[ctx.n_ins :])
+    entry = _LAYOUTS[ctx.key]
+    spec = entry.spec
+    if spec.backward_kind == "traceable":
+        gradients = _run_bwd(ctx.key, list(grads), saved, ctx.numbers)
+    else:
+        gradients = call_bwd(list(grads), ins, saved, ctx.numbers, ctx.key)
+        tensor_positions = [p for p, tensor in enumerate(entry.arguments) if tensor]
+        gradients = [None if p in spec.backward_nones else g for p, g in zip(tensor_positions, gradients)]
+    # one entry per input, in the inputs' structure (an empty list stays a list)
+    return [None] * ctx.n_outs, gradients, [None] * ctx.n_saved, None if ctx.numbers else [], None, None
+
+
+attach.register_autograd(_backward, setup_context=_setup_context)
+
+
+def register_inductor_decomposition(_module: Any = None) -> None:
+    """Inductor decomposes ``attach`` into clones (below autograd, so the custom backward
+    stays): the forward is then one fused kernel instead of a Python call of the op."""
+    from torch._inductor.decomposition import register_decomposition
+
+    register_decomposition(torch.ops.inliner.attach.default)(_clones)
+
+
+def _clones(outs: list, ins: list, saved: list, numbers: list, key: int, tag: str) -> list:
+    return [o.clone() for o in outs]

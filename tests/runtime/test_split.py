@@ -1,0 +1,405 @@
+"""The split path under torch.compile (``inliner.runtime._split``): dynamo traces ``fwd``
+as plain Python, the first-order op ``inliner::attach`` carries the custom backward.
+
+Hand-written flat callables (what the engine emits, keywords included) beside their
+expected eager behaviour: values, custom gradients, None gradients, per-call side
+effects of a backward run by ``inliner::call_bwd``, non-tensor residuals, the
+fallbacks to an eager island (a static one from the ``Spec``, one found while tracing),
+and torch's own ``CrossMapLRN2d`` (fake tensors cannot run its body) never crashing a
+compile.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch._dynamo
+
+from inliner import flatten
+from inliner.runtime import CompileFallbackWarning, custom_vjp
+from tests.support import compile_checks as cc
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+LOG: list = []
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    from inliner import runtime
+
+    torch._dynamo.reset()
+    LOG.clear()
+    runtime._fallback_names.clear()
+    yield
+    torch._dynamo.reset()
+    LOG.clear()
+
+
+def _inputs():
+    torch.manual_seed(0)
+    return torch.randn(5, requires_grad=True), torch.randn(5, requires_grad=True)
+
+
+def _compiled_matches_eager(fn, backend="aot_eager", fullgraph=True):
+    """Three compiled calls against three eager ones: outputs, gradients, LOG."""
+    expected, expected_log = cc.eager_calls(fn, _inputs, LOG)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=backend, fullgraph=fullgraph)
+    for k in range(cc.CALLS):
+        outputs, grads = cc.call_and_differentiate(compiled, _inputs())
+        assert cc.same(outputs, expected[k][0]), f"call {k + 1}: outputs"
+        assert cc.same(grads, expected[k][1]), f"call {k + 1}: gradients {grads} != {expected[k][1]}"
+    assert cc.same_log(cc.log_snapshot(LOG), expected_log), (LOG, expected_log)
+    LOG.clear()
+    torch._dynamo.reset()
+
+
+# -- flat callables, as the engine emits them ------------------------------------------------
+
+
+def numpy_sin_fwd(x):
+    return torch.from_numpy(np.sin(x.detach().numpy())), (x,)
+
+
+def numpy_sin_bwd(residuals, g):
+    (x,) = residuals
+    return g * torch.cos(x) * 3  # not the true derivative: a dropped custom backward shows
+
+
+NumpySin = custom_vjp(
+    numpy_sin_fwd,
+    numpy_sin_bwd,
+    name="NumpySin",
+    saved_for_backward_idx=(0,),
+    compile_kind="opaque",
+    compile_reason="forward calls numpy.sin",
+    backward_kind="traceable",
+)
+
+
+def logged_fwd(x, w, k):
+    return x * w * k, (w, k)
+
+
+def logged_bwd(residuals, g):
+    w, k = residuals
+    LOG.append(("backward", k))
+    return g * w * 2 * k, None, None
+
+
+LoggedBackward = custom_vjp(
+    logged_fwd,
+    logged_bwd,
+    name="LoggedBackward",
+    saved_for_backward_idx=(0,),
+    backward_kind="side_effecting",
+    backward_reason="backward appends to module-level LOG",
+    backward_nones=(1, 2),
+)
+
+
+def _numpy_then_logged(x, w):
+    return NumpySin(x) * 2 + LoggedBackward(x, w, 3)
+
+
+def test_numpy_forward_and_backward_side_effect_compile_whole():
+    assert (NumpySin.compile_path, LoggedBackward.compile_path) == ("split", "split")
+    _compiled_matches_eager(_numpy_then_logged)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_a_backward_side_effect_happens_on_every_backward(backend):
+    _compiled_matches_eager(_numpy_then_logged, backend=backend)
+    compiled = torch.compile(_numpy_then_logged, backend=backend, fullgraph=True)
+    for _ in range(3):
+        x, w = _inputs()
+        compiled(x, w).sum().backward()
+    assert LOG == [("backward", 3)] * 3
+    assert w.grad is None  # a literal None of bwd's stays None
+
+
+def test_no_higher_order_op_in_any_graph_and_attach_in_dynamo_s():
+    result = cc.graphs_and_breaks(_numpy_then_logged, _inputs)
+    assert result.ok, result.reason
+    assert sum(result.details["breaks"].values()) == 0
+    assert cc.higher_order_ops(result.details["graphs"]) == []
+    dynamo_graph = result.details["graphs"][0]
+    targets = [n.target for n in dynamo_graph.graph.nodes if n.op == "call_function"]
+    assert targets.count(torch.ops.inliner.attach.default) == 2
+    backward_graph = result.details["graphs"][-1]
+    assert "call_bwd" in backward_graph.code  # the opaque backward: an op, run at every backward
+
+
+# -- residuals and outputs ---------------------------------------------------------------------
+
+
+def _double(t):
+    return t * 2
+
+
+def residuals_fwd(x, w):
+    y = x * w
+    shape = x.shape
+    return (y, shape[0]), (w, None, "tag", x.dtype, shape, (w, (1.5, True)), _double, [w])
+
+
+def residuals_bwd(residuals, g, g_n):
+    w, nothing, tag, dtype, shape, nested, fn, as_list = residuals
+    assert nothing is None and tag == "tag" and dtype == torch.float32 and fn is _double
+    assert isinstance(shape, torch.Size) and nested[1] == (1.5, True) and nested[0] is not None
+    assert isinstance(as_list, list) and g_n is None  # a non-tensor output's gradient
+    LOG.append(tag)
+    return fn(g) * nested[0] * nested[1][0] + as_list[0], None
+
+
+Residuals = custom_vjp(
+    residuals_fwd,
+    residuals_bwd,
+    name="Residuals",
+    backward_kind="side_effecting",
+    backward_reason="backward appends to module-level LOG",
+    backward_nones=(1,),
+)
+
+
+def test_residuals_of_every_kind_reach_the_backward_as_they_were():
+    def body(x, w):
+        y, n = Residuals(x, w)
+        return y * n
+
+    _compiled_matches_eager(body)
+
+
+def nondiff_fwd(x):
+    y = x * 2
+    return (y, (y > 0).float()), ()
+
+
+def nondiff_bwd(residuals, g, g_mask):
+    return g * 3 + g_mask
+
+
+NonDiff = custom_vjp(
+    nondiff_fwd,
+    nondiff_bwd,
+    name="NonDiff",
+    non_differentiable_idx=(1,),
+    compile_kind="opaque",
+    compile_reason="stands for a numpy forward",
+    backward_kind="traceable",
+)
+
+
+def test_a_non_differentiable_output_does_not_require_grad():
+    def body(x, w):
+        y, mask = NonDiff(x)
+        assert not mask.requires_grad
+        return y * mask, mask
+
+    _compiled_matches_eager(body)
+
+
+# -- fallbacks to the island, each with one warning -----------------------------------------------
+
+
+def identity_fwd(x):
+    return x, ()
+
+
+def identity_bwd(residuals, g):
+    LOG.append("identity")
+    return g * 2
+
+
+Identity = custom_vjp(
+    identity_fwd,
+    identity_bwd,
+    name="Identity",
+    backward_kind="side_effecting",
+    backward_reason="backward appends to module-level LOG",
+    backward_nones=(),
+)
+
+
+def view_fwd(x):
+    return x.view(-1)[1:], ()
+
+
+def view_bwd(residuals, g):
+    LOG.append("view")
+    return torch.cat([g[:1] * 0, g]) * 2
+
+
+View = custom_vjp(
+    view_fwd,
+    view_bwd,
+    name="View",
+    backward_kind="side_effecting",
+    backward_reason="backward appends to module-level LOG",
+    backward_nones=(),
+)
+
+
+def test_an_output_that_views_an_input_falls_back_to_the_island():
+    """The original's output shares the input's storage (a later in-place write to the
+    input shows in it); attach's copy would not: the island keeps the original's view."""
+
+    def body(x, w):
+        y = View(x * 1)
+        return y * w[1:]
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always", CompileFallbackWarning)
+        _compiled_matches_eager(body, fullgraph=False)
+    messages = [str(w.message) for w in record if issubclass(w.category, CompileFallbackWarning)]
+    assert len(messages) == 1 and "a view of one" in messages[0]
+    x = torch.randn(5)
+    y = torch.compile(lambda t: View(t), backend="aot_eager")(x)
+    x.add_(1)
+    assert torch.equal(y, x[1:])  # still a view, as the original's
+
+
+def test_an_output_that_is_an_input_falls_back_to_the_island_with_one_warning():
+    def body(x, w):
+        return Identity(x) * w
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always", CompileFallbackWarning)
+        _compiled_matches_eager(body, fullgraph=False)
+    messages = [str(w.message) for w in record if issubclass(w.category, CompileFallbackWarning)]
+    assert len(messages) == 1 and "Identity" in messages[0] and "returns an input" in messages[0]
+
+
+def dirty_fwd(x, w):
+    x.mul_(2)
+    return x, ()
+
+
+def dirty_bwd(residuals, g):
+    LOG.append("dirty")
+    return g * 3, None
+
+
+Dirty = custom_vjp(
+    dirty_fwd,
+    dirty_bwd,
+    name="Dirty",
+    dirty_idx=(0,),
+    backward_kind="side_effecting",
+    backward_reason="backward appends to module-level LOG",
+    backward_nones=(1,),
+)
+
+
+def test_a_feature_the_split_path_does_not_carry_keeps_the_island_with_one_warning():
+    assert Dirty.compile_path == "island"
+
+    def body(x, w):
+        return Dirty(x * 1, w) * w
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always", CompileFallbackWarning)
+        _compiled_matches_eager(body, fullgraph=False)
+    messages = [str(w.message) for w in record if issubclass(w.category, CompileFallbackWarning)]
+    assert len(messages) == 1 and "Dirty" in messages[0] and "mark_dirty" in messages[0]
+    with pytest.raises(Exception, match="inliner: Dirty runs eagerly"):
+        torch.compile(body, backend="aot_eager", fullgraph=True)(*_inputs())
+
+
+def test_an_opaque_backward_without_known_nones_stays_an_island():
+    flat = custom_vjp(logged_fwd, logged_bwd, name="Unknown", compile_kind="opaque", compile_reason="r")
+    assert flat.compile_path == "island"
+
+
+def hidden_none_fwd(x, w):
+    return x * w, (w,)
+
+
+def hidden_none_bwd(residuals, g):
+    (w,) = residuals
+    grad_w = None
+    LOG.append("hidden")
+    return g * w, grad_w
+
+
+HiddenNone = custom_vjp(
+    hidden_none_fwd,
+    hidden_none_bwd,
+    name="HiddenNone",
+    backward_kind="side_effecting",
+    backward_reason="backward appends to module-level LOG",
+    backward_nones=(),  # what a wrong static analysis would claim
+)
+
+
+def test_a_none_the_engine_did_not_see_is_an_error_never_a_zero_gradient():
+    compiled = torch.compile(lambda x, w: HiddenNone(x, w), backend="aot_eager", fullgraph=True)
+    x, w = _inputs()
+    with pytest.raises(RuntimeError, match="HiddenNone's backward gave None for input 1"):
+        compiled(x, w).sum().backward()
+
+
+# -- torch's CrossMapLRN2d: fake tensors cannot run it; the original compiles (dynamo breaks) ----
+
+
+def _cross_map_lrn2d_modules():
+    source = Path(torch.nn.modules._functions.__file__).read_text()
+    start = source.index("class CrossMapLRN2d")
+    end = source.index("\nclass ", start + 1)
+    original = "import torch\nfrom torch.autograd import Function\n\n\n" + source[start:end]
+    result = flatten(original, path="lrn.py")
+    assert "CrossMapLRN2d" in result.flattened
+    modules = []
+    for text in (original, result.source):
+        namespace: dict = {}
+        exec(compile(text, "lrn.py", "exec"), namespace)
+        modules.append(namespace["CrossMapLRN2d"])
+    return modules
+
+
+def test_cross_map_lrn2d_compiles_where_the_original_does():
+    original, flat = _cross_map_lrn2d_modules()
+    assert flat.compile_path != "graph"
+    assert re.search(r"resize_as_", flat.compile_reason or "")
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 3, 3, requires_grad=True)
+    expected = original.apply(x, 3)
+    (expected_grad,) = torch.autograd.grad(expected.sum(), x)
+    for fn in (lambda t: original.apply(t, 3), lambda t: flat(t, 3)):
+        torch._dynamo.reset()
+        y = torch.compile(fn, backend="aot_eager")(x)
+        (grad,) = torch.autograd.grad(y.sum(), x)
+        assert torch.allclose(y, expected) and torch.allclose(grad, expected_grad)
+
+
+# -- on-disk caches (limit 8 of the experiment) ---------------------------------------------------
+
+
+def test_the_cache_tag_changes_with_the_backward_s_code():
+    """AOTAutograd's cache keys on dynamo's graph, where the backward is only ``attach``:
+    its ``tag`` argument must change when the code behind the backward does."""
+    from inliner.runtime import _split
+
+    namespace: dict = {}
+    exec("def bwd(r, g):\n    return g * 2\n", namespace)
+    first = custom_vjp(numpy_sin_fwd, namespace["bwd"], name="Tagged", compile_kind="opaque", backward_kind="traceable")
+    exec("def bwd(r, g):\n    return g * 3\n", namespace)
+    second = custom_vjp(
+        numpy_sin_fwd, namespace["bwd"], name="Tagged", compile_kind="opaque", backward_kind="traceable"
+    )
+    tags = [_split.cache_tag(_spec_of(f)) for f in (first, second, first)]  # type: ignore[arg-type]
+    assert tags[0] != tags[1] and tags[0] == tags[2]
+    result = cc.graphs_and_breaks(lambda x, w: first(x) * w, _inputs)
+    (attach,) = [n for n in result.details["graphs"][0].graph.nodes if n.target is torch.ops.inliner.attach.default]
+    assert attach.args[-1] == tags[0]
+
+
+def _spec_of(flat):
+    return types.SimpleNamespace(fwd=flat.fwd, bwd=flat.bwd, module=flat.__module__, name=flat.__name__)

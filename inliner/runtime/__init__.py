@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.abc
-import importlib.util
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -50,7 +48,13 @@ from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
 
 from inliner.runtime._carriers import Carriers, _build_carriers, _decorated_forward, _fast_apply
 from inliner.runtime._contract import check_attrs, check_indices
+from inliner.runtime._fallback import _LEAF_TYPES as _LEAF_TYPES
+from inliner.runtime._fallback import CompileFallbackWarning as CompileFallbackWarning
+from inliner.runtime._fallback import _fallback_warned as _fallback_warned
+from inliner.runtime._fallback import _first_object_type as _first_object_type
+from inliner.runtime._fallback import _warn_eager_fallback, _warn_fallback_once
 from inliner.runtime._generated import _signature_parts
+from inliner.runtime._import_watch import _after_import
 from inliner.runtime._record import Record
 from inliner.runtime._replay import Decorated
 from inliner.runtime._residuals import SavedOnDemand as SavedOnDemand  # what bwd may be handed
@@ -474,24 +478,6 @@ def _eager_island(target: Callable, message: str) -> Callable:
     return island
 
 
-_fallback_names: set[str] = set()
-
-
-def _warn_fallback_once(name: str, reason: str) -> None:
-    """One warning per Function that torch.compile runs as an eager island because the
-    split path does not carry one of its features (``inliner.runtime._split``)."""
-    if name in _fallback_names:
-        return
-    _fallback_names.add(name)
-    import warnings
-
-    warnings.warn(
-        f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): {reason}",
-        CompileFallbackWarning,
-        stacklevel=3,
-    )
-
-
 _COMPILE_KINDS = {
     "traceable": "",
     "opaque": "its bodies leave torch, so fake tensors cannot run them",
@@ -518,49 +504,6 @@ def _island_message(spec: Spec) -> str:
         "and backward are pure torch, mark it traceable with `# inliner: compile=traceable` on its "
         "class line"
     )
-
-
-class CompileFallbackWarning(UserWarning):
-    """A flat callable ran eagerly inside a ``torch.compile`` region (a graph break at the call)."""
-
-
-_fallback_warned: set[tuple[str, str]] = set()
-
-
-def _warn_eager_fallback(name: str, args: tuple, kwargs: dict) -> None:
-    """One warning per Function and argument type when dynamo could not carry an argument
-    into its graph and ran the call eagerly instead (a graph break at the call)."""
-    kind = _first_object_type(args, kwargs)
-    if kind is None or (name, kind) in _fallback_warned:
-        return
-    _fallback_warned.add((name, kind))
-    import warnings
-
-    warnings.warn(
-        f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): "
-        f"its argument of type {kind} could not be carried into the graph",
-        CompileFallbackWarning,
-        stacklevel=4,
-    )
-
-
-def _first_object_type(args: tuple, kwargs: dict) -> str | None:
-    """The qualified name of the first argument that is not a tensor, a scalar, or a
-    list/tuple/dict of those; None if there is none."""
-    stack = list(reversed((*args, *kwargs.values())))
-    while stack:
-        value = stack.pop()
-        kind = type(value)
-        if kind in (list, tuple):
-            stack.extend(reversed(value))
-        elif kind is dict:
-            stack.extend(reversed(list(value.values())))
-        elif not isinstance(value, _LEAF_TYPES):
-            return f"{kind.__module__}.{kind.__qualname__}"
-    return None
-
-
-_LEAF_TYPES = (torch.Tensor, int, float, bool, complex, str, bytes, type(None), torch.dtype, torch.device)
 
 
 class _Pending(Protocol):
@@ -642,50 +585,3 @@ def _flush_thunder(_thunder_module: Any) -> None:
         alive = tuple(f for f in (ref() for ref in others) if f is not None)
         _thunder_register((fn, *alive), spec)
     _pending_thunder.clear()
-
-
-_import_callbacks: dict[str, list[Callable[[Any], None]]] = {}
-
-
-def _after_import(module_name: str, callback: Callable[[Any], None]) -> None:
-    """Run ``callback(module)`` right after ``module_name`` is first imported (once per callback)."""
-    callbacks = _import_callbacks.setdefault(module_name, [])
-    if callback in callbacks:
-        return
-    callbacks.append(callback)
-    if not any(isinstance(f, _ImportWatcher) for f in sys.meta_path):
-        sys.meta_path.insert(0, _ImportWatcher())
-
-
-class _ImportWatcher(importlib.abc.MetaPathFinder):
-    """Lets the real finders find the module, then wraps its loader to run the callbacks."""
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        callbacks = _import_callbacks.pop(fullname, None)
-        if callbacks is None:
-            return None
-        if not _import_callbacks:
-            sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(fullname)  # our own entry is gone: the real finders answer
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        spec.loader = _CallbackLoader(spec.loader, callbacks)
-        return spec
-
-
-class _CallbackLoader(importlib.abc.Loader):
-    def __init__(self, loader: Any, callbacks: list[Callable[[Any], None]]) -> None:
-        self._loader = loader
-        self._callbacks = callbacks
-
-    def create_module(self, spec: Any) -> Any:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        self._loader.exec_module(module)
-        module.__loader__ = module.__spec__.loader = self._loader
-        for callback in self._callbacks:
-            callback(module)
-
-    def __getattr__(self, name: str) -> Any:  # get_source, get_code, is_package...
-        return getattr(self._loader, name)

@@ -74,7 +74,7 @@ def _decompose_attach_in_inductor() -> None:
     """Register inductor's decomposition of ``attach`` before inductor compiles anything."""
     import sys
 
-    from inliner.runtime import _after_import
+    from inliner.runtime._import_watch import _after_import
 
     if _split is None:
         return
@@ -214,7 +214,7 @@ def _split_shim(entry: Any) -> Callable:
 @torch._dynamo.assume_constant_result
 def _refusal_message(name: str, reason: str) -> str:
     """Run for real at trace time: the one warning, and the graph break's message."""
-    from inliner.runtime import _warn_fallback_once
+    from inliner.runtime._fallback import _warn_fallback_once
 
     _warn_fallback_once(name, reason)
     return f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): {reason}"

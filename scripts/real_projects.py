@@ -1,0 +1,278 @@
+"""Do real projects still pass their own tests once inliner has rewritten them?
+
+For each pinned project below (pure-Python releases that define custom autograd
+Functions and ship their test suites in the source distribution), this script:
+
+1. downloads the sdist from PyPI once into ``--cache`` and checks PyPI's sha256
+   (``census.py``'s download code);
+2. unpacks two copies, ``original/`` and ``rewritten/``, and runs
+   ``python -m inliner <rewritten>/<package>/`` (the engine of this checkout) on the second;
+3. installs each copy (``--no-deps``) into its own virtual environment, which sees this
+   interpreter's packages (torch is never installed again: every pip call takes the
+   repository's ``constraints.txt``) and gets only the project's light dependencies;
+4. runs the same bounded subset of the project's own tests (those that exercise its
+   Functions, a few minutes on CPU) against each install, from a copy of the sdist
+   without the package, so the tests import the installed copy;
+5. prints, per project, passed/failed/errors/skipped on the original and the rewrite,
+   and every test whose outcome differs, with the first line of its error.
+
+The rewritten copy imports ``inliner.runtime`` from this checkout (``PYTHONPATH``).
+Not run in CI: it downloads from PyPI. Unpacked trees, venvs and JUnit reports stay
+under ``--cache`` (default ``~/.cache/inliner-realproj``) to read after a run.
+Run one project at a time on a small machine; each takes a few minutes.
+
+Usage: python scripts/real_projects.py [--cache DIR] [--timeout S] [PROJECT ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import tarfile
+import time
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from census import _download
+
+REPO = Path(__file__).resolve().parents[1]
+CONSTRAINTS = REPO / "constraints.txt"
+SIDES = ("original", "rewritten")
+
+
+@dataclass(frozen=True)
+class Project:
+    """A pinned release, where its package lies in the sdist, and which tests to run."""
+
+    name: str
+    version: str
+    package: str
+    tests: tuple[str, ...]
+    requires: tuple[str, ...] = ()
+
+
+#: Chosen for the Functions they define and a test suite that runs on CPU from the sdist.
+PROJECTS: tuple[Project, ...] = (
+    Project(
+        "linear-operator",
+        "0.6.1",
+        "linear_operator",
+        (
+            "test/functions",
+            "test/operators/test_dense_linear_operator.py",
+            "test/operators/test_chol_linear_operator.py",
+        ),
+        ("scipy==1.17.1",),
+    ),
+    Project(
+        "gpytorch",
+        "1.15.2",
+        "gpytorch",
+        (
+            "test/functions",
+            "test/variational/test_natural_variational_distribution.py",
+            "test/variational/test_ciq_variational_strategy.py",
+            "test/variational/test_large_batch_variational_strategy.py",
+            "test/variational/test_variational_strategy.py",
+            "test/examples/test_simple_gp_regression.py",
+        ),
+        ("linear-operator==0.6.1", "scipy==1.17.1", "scikit-learn==1.8.0"),
+    ),
+    Project(
+        "torchkbnufft",
+        "1.5.2",
+        "torchkbnufft",
+        ("tests/test_interp.py", "tests/test_nufft.py", "tests/test_sense_nufft.py", "tests/test_toep.py"),
+        ("scipy==1.17.1",),
+    ),
+)
+
+
+@dataclass
+class Outcomes:
+    """One side's test results: outcome and first error line by test id."""
+
+    outcome: dict[str, str] = field(default_factory=dict)
+    first_line: dict[str, str] = field(default_factory=dict)
+    note: str = ""
+
+    def count(self, kind: str) -> int:
+        return sum(1 for o in self.outcome.values() if o == kind)
+
+
+def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(command, capture_output=True, text=True, **kwargs)
+
+
+def _unpack(archive: Path, into: Path) -> Path:
+    """The sdist's root directory, unpacked afresh under ``into``."""
+    shutil.rmtree(into, ignore_errors=True)
+    into.mkdir(parents=True)
+    with tarfile.open(archive) as bundle:
+        bundle.extractall(into, filter="data")
+    (root,) = into.iterdir()
+    return root
+
+
+def _rewrite(tree: Path, package: str) -> str:
+    """Run inliner's command line on the package, as a user would; its summary line."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = _run([sys.executable, "-m", "inliner", "-v", f"{tree / package}/"], env=env, cwd=tree)
+    if proc.returncode not in (0, 1):  # 1: some classes were refused
+        raise RuntimeError(f"inliner failed on {tree / package}:\n{proc.stderr}")
+    lines = (proc.stdout + proc.stderr).splitlines()
+    flattened = sum(" INL001 " in line for line in lines)
+    refused = sum(": INL" in line and " INL001 " not in line for line in lines)
+    return f"{flattened} flattened, {refused} other diagnostics"
+
+
+def _venv(path: Path, project: Project) -> Path:
+    """A venv that sees this interpreter's packages (torch among them), with the project's extras."""
+    python = path / "bin" / "python"
+    if not python.exists():
+        _check(_run([sys.executable, "-m", "venv", "--without-pip", str(path)]))
+        # A venv made from a venv sees the base interpreter, not ours: point it at ours.
+        target = Path(_run([str(python), "-c", "import site; print(site.getsitepackages()[0])"]).stdout.strip())
+        (target / "_inliner_parent.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    if project.requires:
+        _pip(python, *project.requires)
+    return python
+
+
+def _pip(python: Path, *args: str) -> None:
+    command = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "-c", str(CONSTRAINTS)]
+    _check(_run(command + list(args)))
+
+
+def _check(proc: subprocess.CompletedProcess) -> None:
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(proc.args)} failed:\n{proc.stdout}\n{proc.stderr}")
+
+
+def _install(python: Path, tree: Path, package: str) -> str:
+    """Install the copy, not editable; where the package and torch are then imported from."""
+    _pip(python, "--no-deps", "--force-reinstall", "--no-cache-dir", str(tree))
+    probe = f"import torch, {package}; print({package}.__file__, torch.__file__, torch.__version__)"
+    proc = _run([str(python), "-c", probe], cwd="/", env=_test_env())
+    _check(proc)
+    return proc.stdout.strip()
+
+
+def _test_env() -> dict[str, str]:
+    """The rewrite imports ``inliner.runtime``: this checkout's, on both sides alike."""
+    return {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "0", "CUDA_VISIBLE_DEVICES": ""}
+
+
+def _test_tree(tree: Path, package: str, into: Path) -> Path:
+    """The sdist without its package, so the tests import what was installed."""
+    shutil.rmtree(into, ignore_errors=True)
+    shutil.copytree(tree, into, ignore=shutil.ignore_patterns(package, "*.egg-info", "build"))
+    return into
+
+
+def _pytest(python: Path, tests: Path, project: Project, report: Path, timeout: float) -> Outcomes:
+    env = _test_env()
+    command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"]
+    report.unlink(missing_ok=True)
+    try:
+        proc = _run(command + list(project.tests), cwd=tests, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return Outcomes(note=f"timed out after {timeout:.0f} s")
+    if not report.exists():
+        return Outcomes(note=f"pytest wrote no report (exit {proc.returncode}): {proc.stdout[-400:]}")
+    return _read_junit(report)
+
+
+def _read_junit(report: Path) -> Outcomes:
+    """Outcome of every test case; the first line of a failure's message."""
+    found = Outcomes()
+    for case in ElementTree.parse(report).iter("testcase"):
+        test = f"{case.get('classname')}::{case.get('name')}"
+        outcome, line = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[child.tag]
+                message = child.get("message") or child.text or ""
+                line = message.strip().splitlines()[0] if message.strip() else ""
+                break
+        found.outcome[test] = outcome
+        found.first_line[test] = line
+    return found
+
+
+def _one(project: Project, cache: Path, timeout: float) -> dict:
+    """Rewrite, install and test one project on both sides; what was found."""
+    archive = _download(project.name, project.version, cache, sdist=True)
+    work = cache / "work" / f"{project.name}-{project.version}"
+    result: dict = {"project": project.name, "version": project.version, "sides": {}}
+    for side in SIDES:
+        started = time.monotonic()
+        tree = _unpack(archive, work / side)
+        if side == "rewritten":
+            result["rewrite"] = _rewrite(tree, project.package)
+        python = _venv(cache / "venvs" / f"{project.name}-{project.version}-{side}", project)
+        where = _install(python, tree, project.package)
+        tests = _test_tree(tree, project.package, work / f"{side}-tests")
+        outcomes = _pytest(python, tests, project, work / f"{side}-junit.xml", timeout)
+        result["sides"][side] = {
+            "outcome": outcomes.outcome,
+            "first_line": outcomes.first_line,
+            "note": outcomes.note,
+            "imported": where,
+            "seconds": round(time.monotonic() - started),
+        }
+        print(
+            f"{project.name} {side}: {len(outcomes.outcome)} tests in {result['sides'][side]['seconds']} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    (work / "result.json").write_text(json.dumps(result, indent=1))
+    return result
+
+
+def _report(result: dict) -> str:
+    original, rewritten = (result["sides"][side] for side in SIDES)
+    lines = [f"{result['project']} {result['version']}: rewrite {result.get('rewrite', '')}"]
+    lines.append(f"  {'':10} {'passed':>7} {'failed':>7} {'errors':>7} {'skipped':>7} {'seconds':>8}")
+    for side, data in zip(SIDES, (original, rewritten)):
+        counts = [
+            sum(1 for o in data["outcome"].values() if o == kind) for kind in ("passed", "failed", "error", "skipped")
+        ]
+        lines.append(f"  {side:10} " + " ".join(f"{n:7}" for n in counts) + f" {data['seconds']:8}")
+        if data["note"]:
+            lines.append(f"  {side}: {data['note']}")
+    differ = sorted(set(original["outcome"]) | set(rewritten["outcome"]))
+    differ = [t for t in differ if original["outcome"].get(t) != rewritten["outcome"].get(t)]
+    lines.append(f"  tests whose outcome differs: {len(differ)}")
+    for test in differ:
+        before, after = original["outcome"].get(test, "absent"), rewritten["outcome"].get(test, "absent")
+        why = rewritten["first_line"].get(test) or original["first_line"].get(test, "")
+        lines.append(f"    {test}: {before} -> {after}  {why}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("projects", nargs="*", help="only these projects (PyPI names)")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "inliner-realproj")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds for one side's tests")
+    args = parser.parse_args(argv)
+    chosen = [p for p in PROJECTS if not args.projects or p.name in args.projects]
+    args.cache.mkdir(parents=True, exist_ok=True)
+    differs = False
+    for project in chosen:
+        result = _one(project, args.cache, args.timeout)
+        print(_report(result), flush=True)
+        original, rewritten = (result["sides"][side]["outcome"] for side in SIDES)
+        differs |= original != rewritten
+    return 1 if differs else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

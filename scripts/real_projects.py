@@ -14,7 +14,10 @@ Functions and ship their test suites in the source distribution), this script:
    Functions, a few minutes on CPU) against each install, from a copy of the sdist
    without the package, so the tests import the installed copy;
 5. prints, per project, passed/failed/errors/skipped on the original and the rewrite,
-   and every test whose outcome differs, with the first line of its error.
+   and every test whose outcome differs, with the first line of its error (exit 1 if any).
+
+``--hook`` adds a third side: the original install run with ``INLINER_HOOK=<package>``
+(the import hook flattens it in memory; its start-up line written by this checkout).
 
 The rewritten copy imports ``inliner.runtime`` from this checkout (``PYTHONPATH``).
 Not run in CI: it downloads from PyPI. Unpacked trees, venvs and JUnit reports stay
@@ -44,6 +47,24 @@ from census import _download
 REPO = Path(__file__).resolve().parents[1]
 CONSTRAINTS = REPO / "constraints.txt"
 SIDES = ("original", "rewritten")
+HOOKED = "hooked"  # the original, flattened in memory by the import hook (``--hook``)
+
+#: Run in each venv: where the package comes from, and how many Functions its modules still define.
+PROBE = """
+import importlib, pkgutil, sys, torch
+package = importlib.import_module(sys.argv[1])
+for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+    try:
+        importlib.import_module(info.name)
+    except Exception:
+        pass
+modules = [m for name, m in list(sys.modules.items()) if name.split(".")[0] == package.__name__]
+functions = {
+    value for m in modules for value in vars(m).values()
+    if isinstance(value, type) and issubclass(value, torch.autograd.Function) and value.__module__ == m.__name__
+}
+print(f"{package.__file__}: {len(functions)} Function classes; torch {torch.__version__} {torch.__file__}")
+"""
 
 
 @dataclass(frozen=True)
@@ -102,9 +123,6 @@ class Outcomes:
     first_line: dict[str, str] = field(default_factory=dict)
     note: str = ""
 
-    def count(self, kind: str) -> int:
-        return sum(1 for o in self.outcome.values() if o == kind)
-
 
 def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, **kwargs)
@@ -132,7 +150,7 @@ def _rewrite(tree: Path, package: str) -> str:
     return f"{flattened} flattened, {refused} other diagnostics"
 
 
-def _venv(path: Path, project: Project) -> Path:
+def _venv(path: Path, project: Project, side: str) -> Path:
     """A venv that sees this interpreter's packages (torch among them), with the project's extras."""
     python = path / "bin" / "python"
     if not python.exists():
@@ -142,6 +160,9 @@ def _venv(path: Path, project: Project) -> Path:
         (target / "_inliner_parent.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     if project.requires:
         _pip(python, *project.requires)
+    if side == HOOKED:  # the start-up line that reads INLINER_HOOK, written by this checkout
+        site_dir = _run([str(python), "-c", "import site; print(site.getsitepackages()[0])"]).stdout.strip()
+        _check(_run([str(python), "-m", "inliner.hook", "install-pth", "--dir", site_dir], env=_test_env(side, "")))
     return python
 
 
@@ -155,18 +176,21 @@ def _check(proc: subprocess.CompletedProcess) -> None:
         raise RuntimeError(f"{' '.join(proc.args)} failed:\n{proc.stdout}\n{proc.stderr}")
 
 
-def _install(python: Path, tree: Path, package: str) -> str:
-    """Install the copy, not editable; where the package and torch are then imported from."""
+def _install(python: Path, tree: Path, package: str, side: str) -> str:
+    """Install the copy, not editable; what the probe then finds (see ``PROBE``)."""
     _pip(python, "--no-deps", "--force-reinstall", "--no-cache-dir", str(tree))
-    probe = f"import torch, {package}; print({package}.__file__, torch.__file__, torch.__version__)"
-    proc = _run([str(python), "-c", probe], cwd="/", env=_test_env())
+    proc = _run([str(python), "-c", PROBE, package], cwd="/", env=_test_env(side, package))
     _check(proc)
     return proc.stdout.strip()
 
 
-def _test_env() -> dict[str, str]:
-    """The rewrite imports ``inliner.runtime``: this checkout's, on both sides alike."""
-    return {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "0", "CUDA_VISIBLE_DEVICES": ""}
+def _test_env(side: str, package: str) -> dict[str, str]:
+    """The rewrite imports ``inliner.runtime``: this checkout's, on every side alike."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "0", "CUDA_VISIBLE_DEVICES": ""}
+    env.pop("INLINER_HOOK", None)
+    if side == HOOKED:
+        env["INLINER_HOOK"] = package
+    return env
 
 
 def _test_tree(tree: Path, package: str, into: Path) -> Path:
@@ -176,8 +200,8 @@ def _test_tree(tree: Path, package: str, into: Path) -> Path:
     return into
 
 
-def _pytest(python: Path, tests: Path, project: Project, report: Path, timeout: float) -> Outcomes:
-    env = _test_env()
+def _pytest(python: Path, tests: Path, project: Project, side: str, report: Path, timeout: float) -> Outcomes:
+    env = _test_env(side, project.package)
     command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"]
     report.unlink(missing_ok=True)
     try:
@@ -206,20 +230,20 @@ def _read_junit(report: Path) -> Outcomes:
     return found
 
 
-def _one(project: Project, cache: Path, timeout: float) -> dict:
-    """Rewrite, install and test one project on both sides; what was found."""
+def _one(project: Project, cache: Path, timeout: float, sides: tuple[str, ...]) -> dict:
+    """Rewrite, install and test one project on each side; what was found."""
     archive = _download(project.name, project.version, cache, sdist=True)
     work = cache / "work" / f"{project.name}-{project.version}"
     result: dict = {"project": project.name, "version": project.version, "sides": {}}
-    for side in SIDES:
+    for side in sides:
         started = time.monotonic()
         tree = _unpack(archive, work / side)
         if side == "rewritten":
             result["rewrite"] = _rewrite(tree, project.package)
-        python = _venv(cache / "venvs" / f"{project.name}-{project.version}-{side}", project)
-        where = _install(python, tree, project.package)
+        python = _venv(cache / "venvs" / f"{project.name}-{project.version}-{side}", project, side)
+        where = _install(python, tree, project.package, side)
         tests = _test_tree(tree, project.package, work / f"{side}-tests")
-        outcomes = _pytest(python, tests, project, work / f"{side}-junit.xml", timeout)
+        outcomes = _pytest(python, tests, project, side, work / f"{side}-junit.xml", timeout)
         result["sides"][side] = {
             "outcome": outcomes.outcome,
             "first_line": outcomes.first_line,
@@ -236,25 +260,41 @@ def _one(project: Project, cache: Path, timeout: float) -> dict:
     return result
 
 
+KINDS = ("passed", "failed", "error", "skipped")
+
+
 def _report(result: dict) -> str:
-    original, rewritten = (result["sides"][side] for side in SIDES)
-    lines = [f"{result['project']} {result['version']}: rewrite {result.get('rewrite', '')}"]
+    """The side-by-side table, what each side imported, and every test whose outcome differs."""
+    sides = result["sides"]
+    lines = [f"{result['project']} {result['version']}: the command line {result.get('rewrite', '')}"]
     lines.append(f"  {'':10} {'passed':>7} {'failed':>7} {'errors':>7} {'skipped':>7} {'seconds':>8}")
-    for side, data in zip(SIDES, (original, rewritten)):
-        counts = [
-            sum(1 for o in data["outcome"].values() if o == kind) for kind in ("passed", "failed", "error", "skipped")
-        ]
+    for side, data in sides.items():
+        counts = [sum(1 for o in data["outcome"].values() if o == kind) for kind in KINDS]
         lines.append(f"  {side:10} " + " ".join(f"{n:7}" for n in counts) + f" {data['seconds']:8}")
+    for side, data in sides.items():
+        lines.append(f"  {side} imported {data['imported']}")
         if data["note"]:
             lines.append(f"  {side}: {data['note']}")
-    differ = sorted(set(original["outcome"]) | set(rewritten["outcome"]))
-    differ = [t for t in differ if original["outcome"].get(t) != rewritten["outcome"].get(t)]
-    lines.append(f"  tests whose outcome differs: {len(differ)}")
-    for test in differ:
-        before, after = original["outcome"].get(test, "absent"), rewritten["outcome"].get(test, "absent")
-        why = rewritten["first_line"].get(test) or original["first_line"].get(test, "")
-        lines.append(f"    {test}: {before} -> {after}  {why}")
+    original = sides["original"]
+    for side, data in sides.items():
+        if side == "original":
+            continue
+        differ = [t for t in _all_tests(original, data) if original["outcome"].get(t) != data["outcome"].get(t)]
+        lines.append(f"  tests whose outcome differs, original -> {side}: {len(differ)}")
+        for test in differ:
+            before, after = original["outcome"].get(test, "absent"), data["outcome"].get(test, "absent")
+            why = data["first_line"].get(test) or original["first_line"].get(test, "")
+            lines.append(f"    {test}: {before} -> {after}  {why}")
     return "\n".join(lines)
+
+
+def _all_tests(*sides: dict) -> list[str]:
+    return sorted({test for side in sides for test in side["outcome"]})
+
+
+def _differs(result: dict) -> bool:
+    outcomes = [data["outcome"] for data in result["sides"].values()]
+    return any(o != outcomes[0] for o in outcomes[1:]) or any(d["note"] for d in result["sides"].values())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,15 +302,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("projects", nargs="*", help="only these projects (PyPI names)")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "inliner-realproj")
     parser.add_argument("--timeout", type=float, default=900, help="seconds for one side's tests")
+    parser.add_argument("--hook", action="store_true", help="also run the original under INLINER_HOOK=<package>")
     args = parser.parse_args(argv)
     chosen = [p for p in PROJECTS if not args.projects or p.name in args.projects]
+    sides = SIDES + ((HOOKED,) if args.hook else ())
     args.cache.mkdir(parents=True, exist_ok=True)
     differs = False
     for project in chosen:
-        result = _one(project, args.cache, args.timeout)
+        result = _one(project, args.cache, args.timeout, sides)
         print(_report(result), flush=True)
-        original, rewritten = (result["sides"][side]["outcome"] for side in SIDES)
-        differs |= original != rewritten
+        differs |= _differs(result)
     return 1 if differs else 0
 
 

@@ -14,7 +14,9 @@ Functions and ship their test suites in the source distribution), this script:
    Functions, a few minutes on CPU) against each install, from a copy of the sdist
    without the package, so the tests import the installed copy;
 5. prints, per project, passed/failed/errors/skipped on the original and the rewrite,
-   and every test whose outcome differs, with the first line of its error (exit 1 if any).
+   and every test whose outcome differs, with the first line of its error; each of those
+   runs again ``--reruns`` times on every side, and one whose outcome changes between runs
+   of one side is marked flaky (exit 1 if a test differs on every run).
 
 ``--hook`` adds a third side: the original install run with ``INLINER_HOOK=<package>``
 (the import hook flattens it in memory; its start-up line written by this checkout).
@@ -200,12 +202,13 @@ def _test_tree(tree: Path, package: str, into: Path) -> Path:
     return into
 
 
-def _pytest(python: Path, tests: Path, project: Project, side: str, report: Path, timeout: float) -> Outcomes:
-    env = _test_env(side, project.package)
+def _pytest(
+    python: Path, tests: Path, targets: list[str], env: dict[str, str], report: Path, timeout: float
+) -> Outcomes:
     command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"]
     report.unlink(missing_ok=True)
     try:
-        proc = _run(command + list(project.tests), cwd=tests, env=env, timeout=timeout)
+        proc = _run(command + targets, cwd=tests, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
         return Outcomes(note=f"timed out after {timeout:.0f} s")
     if not report.exists():
@@ -230,11 +233,39 @@ def _read_junit(report: Path) -> Outcomes:
     return found
 
 
-def _one(project: Project, cache: Path, timeout: float, sides: tuple[str, ...]) -> dict:
+def _node_id(tests: Path, test: str) -> str:
+    """The pytest node id of a JUnit ``classname::name`` (the classname is module path and classes)."""
+    classname, name = test.split("::", 1)
+    parts = classname.split(".")
+    for cut in range(len(parts), 0, -1):
+        path = Path(*parts[:cut]).with_suffix(".py")
+        if (tests / path).is_file():
+            return "::".join([path.as_posix(), *parts[cut:], name])
+    return test
+
+
+def _rerun(result: dict, runs: dict[str, tuple[Path, Path]], project: Project, reruns: int, timeout: float) -> None:
+    """Run every test whose outcome differs again on each side: a flaky test changes outcome on one side."""
+    sides = result["sides"]
+    differ = [t for t in _all_tests(*sides.values()) if len({d["outcome"].get(t) for d in sides.values()}) > 1]
+    for side, (python, tests) in runs.items():
+        sides[side]["reruns"] = {test: [] for test in differ}
+        if not differ:
+            continue
+        targets = [_node_id(tests, test) for test in differ]
+        for count in range(reruns):
+            report = tests.parent / f"{side}-rerun{count}-junit.xml"
+            again = _pytest(python, tests, targets, _test_env(side, project.package), report, timeout)
+            for test in differ:
+                sides[side]["reruns"][test].append(again.outcome.get(test, "absent"))
+
+
+def _one(project: Project, cache: Path, timeout: float, sides: tuple[str, ...], reruns: int) -> dict:
     """Rewrite, install and test one project on each side; what was found."""
     archive = _download(project.name, project.version, cache, sdist=True)
     work = cache / "work" / f"{project.name}-{project.version}"
     result: dict = {"project": project.name, "version": project.version, "sides": {}}
+    runs: dict[str, tuple[Path, Path]] = {}
     for side in sides:
         started = time.monotonic()
         tree = _unpack(archive, work / side)
@@ -243,7 +274,9 @@ def _one(project: Project, cache: Path, timeout: float, sides: tuple[str, ...]) 
         python = _venv(cache / "venvs" / f"{project.name}-{project.version}-{side}", project, side)
         where = _install(python, tree, project.package, side)
         tests = _test_tree(tree, project.package, work / f"{side}-tests")
-        outcomes = _pytest(python, tests, project, side, work / f"{side}-junit.xml", timeout)
+        env = _test_env(side, project.package)
+        outcomes = _pytest(python, tests, list(project.tests), env, work / f"{side}-junit.xml", timeout)
+        runs[side] = (python, tests)
         result["sides"][side] = {
             "outcome": outcomes.outcome,
             "first_line": outcomes.first_line,
@@ -256,6 +289,7 @@ def _one(project: Project, cache: Path, timeout: float, sides: tuple[str, ...]) 
             file=sys.stderr,
             flush=True,
         )
+    _rerun(result, runs, project, reruns, timeout)
     (work / "result.json").write_text(json.dumps(result, indent=1))
     return result
 
@@ -280,11 +314,15 @@ def _report(result: dict) -> str:
         if side == "original":
             continue
         differ = [t for t in _all_tests(original, data) if original["outcome"].get(t) != data["outcome"].get(t)]
-        lines.append(f"  tests whose outcome differs, original -> {side}: {len(differ)}")
+        flaky = [t for t in differ if _flaky(original, t) or _flaky(data, t)]
+        lines.append(f"  tests whose outcome differs, original -> {side}: {len(differ)} ({len(flaky)} flaky)")
         for test in differ:
             before, after = original["outcome"].get(test, "absent"), data["outcome"].get(test, "absent")
             why = data["first_line"].get(test) or original["first_line"].get(test, "")
             lines.append(f"    {test}: {before} -> {after}  {why}")
+            label = "FLAKY" if test in flaky else "every run"
+            first, then = (", ".join(d.get("reruns", {}).get(test, [])) for d in (original, data))
+            lines.append(f"      {label}; reruns: original {first}; {side} {then}")
     return "\n".join(lines)
 
 
@@ -292,9 +330,16 @@ def _all_tests(*sides: dict) -> list[str]:
     return sorted({test for side in sides for test in side["outcome"]})
 
 
+def _flaky(side: dict, test: str) -> bool:
+    return len({side["outcome"].get(test, "absent"), *side.get("reruns", {}).get(test, [])}) > 1
+
+
 def _differs(result: dict) -> bool:
-    outcomes = [data["outcome"] for data in result["sides"].values()]
-    return any(o != outcomes[0] for o in outcomes[1:]) or any(d["note"] for d in result["sides"].values())
+    """Whether a test differs on every run, or a side did not finish."""
+    sides = list(result["sides"].values())
+    steady = [t for t in _all_tests(*sides) if not any(_flaky(d, t) for d in sides)]
+    differ = any(len({d["outcome"].get(t) for d in sides}) > 1 for t in steady)
+    return differ or any(d["note"] for d in sides)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -303,13 +348,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "inliner-realproj")
     parser.add_argument("--timeout", type=float, default=900, help="seconds for one side's tests")
     parser.add_argument("--hook", action="store_true", help="also run the original under INLINER_HOOK=<package>")
+    parser.add_argument("--reruns", type=int, default=2, help="runs again of each test whose outcome differs")
     args = parser.parse_args(argv)
     chosen = [p for p in PROJECTS if not args.projects or p.name in args.projects]
     sides = SIDES + ((HOOKED,) if args.hook else ())
     args.cache.mkdir(parents=True, exist_ok=True)
     differs = False
     for project in chosen:
-        result = _one(project, args.cache, args.timeout, sides)
+        result = _one(project, args.cache, args.timeout, sides, args.reruns)
         print(_report(result), flush=True)
         differs |= _differs(result)
     return 1 if differs else 0

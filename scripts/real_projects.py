@@ -32,6 +32,8 @@ Usage: python scripts/real_projects.py [--cache DIR] [--timeout S] [PROJECT ...]
 from __future__ import annotations
 
 import argparse
+import ast
+import collections
 import json
 import os
 import shutil
@@ -152,6 +154,42 @@ def _rewrite(tree: Path, package: str) -> str:
     return f"{flattened} flattened, {refused} other diagnostics"
 
 
+def _strings(source: str) -> tuple[set[str], collections.Counter[str]]:
+    """Values of the string statements in a module, and of those that are not a docstring."""
+    values: set[str] = set()
+    loose: collections.Counter[str] = collections.Counter()
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):  # a lambda's body is an expression
+            continue
+        documented = isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        for index, statement in enumerate(body):
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+                if isinstance(statement.value.value, str):
+                    values.add(statement.value.value)
+                    loose[statement.value.value] += index > 0 or not documented
+    return values, loose
+
+
+def _text_changes(before: Path, after: Path) -> list[str]:
+    """Docstrings whose value the rewrite changed, and docstrings it left as bare string statements.
+
+    The user's text must survive a move (issue 26): a docstring keeps its value, and stays a docstring.
+    """
+    found = []
+    for old in sorted(before.rglob("*.py")):
+        new = after / old.relative_to(before)
+        if old.read_bytes() == new.read_bytes():
+            continue
+        (old_values, old_loose), (new_values, new_loose) = _strings(old.read_text()), _strings(new.read_text())
+        where = new.relative_to(after.parent)
+        for value in sorted(new_values - old_values):
+            found.append(f"{where}: a docstring's value changed: {value[:60]!r}")
+        for value in sorted((new_loose - old_loose).elements()):
+            found.append(f"{where}: a docstring became a bare string statement: {value[:60]!r}")
+    return found
+
+
 def _venv(path: Path, project: Project, side: str) -> Path:
     """A venv that sees this interpreter's packages (torch among them), with the project's extras."""
     python = path / "bin" / "python"
@@ -266,11 +304,13 @@ def _one(project: Project, cache: Path, timeout: float, sides: tuple[str, ...], 
     work = cache / "work" / f"{project.name}-{project.version}"
     result: dict = {"project": project.name, "version": project.version, "sides": {}}
     runs: dict[str, tuple[Path, Path]] = {}
+    trees: dict[str, Path] = {}
     for side in sides:
         started = time.monotonic()
-        tree = _unpack(archive, work / side)
+        tree = trees[side] = _unpack(archive, work / side)
         if side == "rewritten":
             result["rewrite"] = _rewrite(tree, project.package)
+            result["text"] = _text_changes(trees["original"] / project.package, tree / project.package)
         python = _venv(cache / "venvs" / f"{project.name}-{project.version}-{side}", project, side)
         where = _install(python, tree, project.package, side)
         tests = _test_tree(tree, project.package, work / f"{side}-tests")
@@ -309,6 +349,8 @@ def _report(result: dict) -> str:
         lines.append(f"  {side} imported {data['imported']}")
         if data["note"]:
             lines.append(f"  {side}: {data['note']}")
+    lines.append(f"  text the rewrite changed: {len(result.get('text', []))}")
+    lines += [f"    {line}" for line in result.get("text", [])]
     original = sides["original"]
     for side, data in sides.items():
         if side == "original":

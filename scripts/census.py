@@ -67,8 +67,11 @@ PROJECTS: tuple[tuple[str, str], ...] = (
 FLATTENED = "INL001"
 
 
-def _release_file(name: str, version: str) -> dict:
-    """The file to take from PyPI's JSON for this release (see the module docstring)."""
+def _release_file(name: str, version: str, sdist: bool = False) -> dict:
+    """The file to take from PyPI's JSON for this release (see the module docstring).
+
+    ``sdist`` takes the source distribution only: projects ship their tests there.
+    """
     index = f"https://pypi.org/pypi/{name}/json"
     with urllib.request.urlopen(index, timeout=60) as response:
         files = json.load(response)["releases"].get(version, [])
@@ -77,15 +80,15 @@ def _release_file(name: str, version: str) -> dict:
     pure = [f for f in files if f["filename"].endswith("-none-any.whl")]
     sdists = [f for f in files if f["packagetype"] == "sdist"]
     wheels = [f for f in files if f["filename"].endswith(".whl")]
-    for choice in (pure, sdists, wheels):
+    for choice in (sdists,) if sdist else (pure, sdists, wheels):
         if choice:
             return choice[0]
     raise RuntimeError(f"{name} {version}: PyPI lists no file to take")
 
 
-def _download(name: str, version: str, cache: Path) -> Path:
+def _download(name: str, version: str, cache: Path, sdist: bool = False) -> Path:
     """The release's archive, fetched once and checked against PyPI's sha256."""
-    entry = _release_file(name, version)
+    entry = _release_file(name, version, sdist)
     target = cache / entry["filename"]
     if target.exists():
         _check_digest(target.read_bytes(), entry, target)

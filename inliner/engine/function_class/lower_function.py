@@ -687,13 +687,21 @@ class _CombinedLowering:
     def _drop_unread_attributes(self, plan: _ForwardPlan, backward: Reader) -> None:
         """An attribute backward (and jvp) never read is still on the autograd node (in the
         original, ctx is ``out.grad_fn``), so it stays a residual where forward sets it on
-        every path that returns; set on some paths only, it is dead: it stays a local, not a
-        residual, so paths that skip it need not set it."""
+        every path that returns; set on some paths only, it is on the node exactly there,
+        which a residual cannot say (it cannot be absent): refused, so ctx becomes a record."""
         read_later = {u.attr for u in backward.facts.ctx_uses if u.kind in ("read", "getattr")}
         if self.jvp is not None:
             self.jvp_reader = read_ctx(self.name, self.jvp)
             read_later |= {u.attr for u in self.jvp_reader.facts.ctx_uses if u.kind in ("read", "getattr")}
         kept = read_later | self._set_on_every_path(plan)
+        some_paths = {u.attr for u in plan.uses.sets} - kept
+        if some_paths:
+            raise Refuse(
+                Code.CTX_ATTRIBUTE_ON_SOME_PATHS,
+                f"{', '.join(f'`{plan.ctx}.{a}`' for a in sorted(some_paths))} set on some paths only"
+                " (the autograd node has it exactly there)",
+                self.forward,
+            )
         plan.residuals[:] = [r for r in plan.residuals if r.kind != "attr" or r.attr in kept]
         read_in_forward = {u.attr for u in plan.uses.reads}
         dead = [u for u in plan.uses.sets if u.attr not in kept and u.attr not in read_in_forward]

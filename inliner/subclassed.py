@@ -35,6 +35,7 @@ _FUNCTION_NAMES = frozenset({"Function", "InplaceFunction"})
 _MAY_DEFINE = re.compile(r"\bclass\s+\w+\s*\([^)]*Function\b|\bFunction\s+as\b|=\s*[\w.]*Function\b")
 _LOCAL = "<local>"
 _ALIAS = "="  # a binding ``X = a.b``: ``=a.b``, read again in its module
+_BY_NAME = "?"  # a binding ``X = getattr(..., "Name")``: ``?Name``, every Function class of that name
 _REEXPORT_DEPTH = 8
 #: The bases of each class header (to the first ``):``, over lines), with or without its name.
 _HEADER = re.compile(r"\bclass\s+\w+\s*\((.*?)\)\s*:", re.S)
@@ -42,6 +43,8 @@ _NAMED_HEADER = re.compile(r"\bclass\s+(\w+)\s*\((.*?)\)\s*:", re.S)
 #: ``import a.X as Y``, ``from a import X as Y``; ``Y = a.X`` (annotated or not) on a line of its own.
 _RENAMED = re.compile(r"(?<![\w.])([\w.]+)[ \t]+as[ \t]+(\w+)")
 _ASSIGNED = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*([\w.]+)[ \t]*(?:#.*)?$", re.M)
+#: ``Y = getattr(<anything>, "X")`` on a line of its own.
+_GETATTR = re.compile(r"""^[ \t]*(\w+)[ \t]*=[ \t]*getattr\(.*,[ \t]*['"](\w+)['"][ \t]*\)[ \t]*(?:#.*)?$""", re.M)
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ def _names_in_bases(tree: _Tree, names: set[str]) -> re.Pattern[str]:
         text = tree.text(module) or ""
         pairs += [(old.rpartition(".")[2], new) for old, new in _RENAMED.findall(text)]
         pairs += [(old.rpartition(".")[2], new) for new, old in _ASSIGNED.findall(text)]
+        pairs += [(old, new) for new, old in _GETATTR.findall(text)]
     known = set(names)
     while True:
         more = {new for old, new in pairs if old in known} - known
@@ -188,7 +192,8 @@ class _Tree:
                 continue
             for base in node.bases:
                 name = _dotted(base)
-                for target in self._resolve(module, name) if name else ():
+                targets = self._resolve(module, name) if name else self._by_name(_last_name(base) or "")
+                for target in targets:
                     if target in self.functions and target.rpartition(".")[0] != module:
                         yield node.name, target
 
@@ -229,6 +234,9 @@ class _Tree:
         for target in targets:
             if target == _LOCAL:
                 out |= self._by_name(name)
+                continue
+            if target.startswith(_BY_NAME):
+                out |= self._by_name(target[len(_BY_NAME) :])
                 continue
             if target.startswith(_ALIAS):
                 out |= self._resolve(module, target[len(_ALIAS) :] + (f".{rest}" if rest else ""), depth + 1)
@@ -284,6 +292,13 @@ def _dotted(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.Subscript):  # Generic[T]-style bases: the class subscripted
         return _dotted(expr.value)
     return None
+
+
+def _last_name(expr: ast.expr) -> str | None:
+    """The name a base that is no dotted name ends in (``load("pkg").Base``: ``Base``)."""
+    if isinstance(expr, ast.Subscript):
+        return _last_name(expr.value)
+    return expr.attr if isinstance(expr, ast.Attribute) else None
 
 
 def _function_classes_in(text: str) -> set[str]:
@@ -352,6 +367,11 @@ def _assigned(node: ast.stmt) -> Iterator[tuple[str, str]]:
     """(name, what it stands for) for each name a statement assigns: ``X = a.b`` is an
     alias of ``a.b`` (read in the module), anything else ``<local>``."""
     if isinstance(node, ast.Assign):
+        looked_up = _getattr_name(node.value)
+        if looked_up is not None:
+            for target in node.targets:
+                yield from ((name, _BY_NAME + looked_up) for name in _target_names(target))
+            return
         value = _dotted(node.value)
         alias = _ALIAS + value if value and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) else None
         for target in node.targets:
@@ -364,6 +384,15 @@ def _assigned(node: ast.stmt) -> Iterator[tuple[str, str]]:
                 yield from ((name, _LOCAL) for name in _target_names(item.optional_vars))
     elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
         yield from ((h.name, _LOCAL) for h in getattr(node, "handlers", ()) if h.name)
+
+
+def _getattr_name(value: ast.expr) -> str | None:
+    """``Name`` of ``getattr(<anything>, "Name")``, or None."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr"):
+        return None
+    if len(value.args) < 2 or not isinstance(value.args[1], ast.Constant) or not isinstance(value.args[1].value, str):
+        return None
+    return value.args[1].value
 
 
 def _target_names(target: ast.expr) -> list[str]:

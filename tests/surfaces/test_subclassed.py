@@ -59,6 +59,12 @@ RESOLVED = {
     "a star import": "from pkg.base import *\n\nclass Sub(Base):\n    pass\n",
     "a parameter (not resolved: by name)": "def make(Base):\n    class Sub(Base):\n        pass\n    return Sub\n",
     "an assignment (not resolved: by name)": "import pkg.base\n\nBase = pkg.base.Base\n\nclass Sub(Base):\n    pass\n",
+    "an attribute of a call (not resolved: by name)": (
+        "import importlib\n\nclass Sub(importlib.import_module('pkg.base').Base):\n    pass\n"
+    ),
+    "getattr under another name (not resolved: by name)": (
+        "import importlib\n\nB = getattr(importlib.import_module('pkg.base'), 'Base')\n\nclass Sub(B):\n    pass\n"
+    ),
 }
 
 

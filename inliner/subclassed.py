@@ -43,8 +43,9 @@ _NAMED_HEADER = re.compile(r"\bclass\s+(\w+)\s*\((.*?)\)\s*:", re.S)
 #: ``import a.X as Y``, ``from a import X as Y``; ``Y = a.X`` (annotated or not) on a line of its own.
 _RENAMED = re.compile(r"(?<![\w.])([\w.]+)[ \t]+as[ \t]+(\w+)")
 _ASSIGNED = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*([\w.]+)[ \t]*(?:#.*)?$", re.M)
-#: ``Y = getattr(<anything>, "X")`` on a line of its own.
-_GETATTR = re.compile(r"""^[ \t]*(\w+)[ \t]*=[ \t]*getattr\(.*,[ \t]*['"](\w+)['"][ \t]*\)[ \t]*(?:#.*)?$""", re.M)
+#: ``Y = getattr(<anything>, "X")`` on a line of its own (found from ``getattr(``, which is fast).
+_GETATTR = re.compile(r"""getattr\([^\n]*,[ \t]*['"](\w+)['"][ \t]*\)[ \t]*(?:#.*)?$""", re.M)
+_GETATTR_TARGET = re.compile(r"[ \t]*(\w+)[ \t]*=[ \t]*$")  # what precedes it on its line
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def _names_in_bases(tree: _Tree, names: set[str]) -> re.Pattern[str]:
         text = tree.text(module) or ""
         pairs += [(old.rpartition(".")[2], new) for old, new in _RENAMED.findall(text)]
         pairs += [(old.rpartition(".")[2], new) for new, old in _ASSIGNED.findall(text)]
-        pairs += [(old, new) for new, old in _GETATTR.findall(text)]
+        pairs += _looked_up(text)
     known = set(names)
     while True:
         more = {new for old, new in pairs if old in known} - known
@@ -100,6 +101,16 @@ def _names_in_bases(tree: _Tree, names: set[str]) -> re.Pattern[str]:
             break
         known |= more
     return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, known))) + r")\b")
+
+
+def _looked_up(text: str) -> list[tuple[str, str]]:
+    """(``X``, ``Y``) for each line ``Y = getattr(<anything>, "X")``."""
+    pairs = []
+    for found in _GETATTR.finditer(text):
+        target = _GETATTR_TARGET.match(text, text.rfind("\n", 0, found.start()) + 1, found.start())
+        if target is not None:
+            pairs.append((found.group(1), target.group(1)))
+    return pairs
 
 
 def for_module(subclassed: Mapping[str, str], module: str | None) -> dict[str, str]:

@@ -41,7 +41,7 @@ _REEXPORT_DEPTH = 8
 _HEADER = re.compile(r"\bclass\s+\w+\s*\((.*?)\)\s*:", re.S)
 _NAMED_HEADER = re.compile(r"\bclass\s+(\w+)\s*\((.*?)\)\s*:", re.S)
 #: ``import a.X as Y``, ``from a import X as Y``; ``Y = a.X`` (annotated or not) on a line of its own.
-_RENAMED = re.compile(r"(?<![\w.])([\w.]+)[ \t]+as[ \t]+(\w+)")
+_AS = re.compile(r"[ \t]+as[ \t]+(\w+)")  # found from `` as ``, the dotted name read back (fast)
 _ASSIGNED = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*([\w.]+)[ \t]*(?:#.*)?$", re.M)
 #: ``Y = getattr(<anything>, "X")`` on a line of its own (found from ``getattr(``, which is fast).
 _GETATTR = re.compile(r"""getattr\([^\n]*,[ \t]*['"](\w+)['"][ \t]*\)[ \t]*(?:#.*)?$""", re.M)
@@ -91,7 +91,7 @@ def _names_in_bases(tree: _Tree, names: set[str]) -> re.Pattern[str]:
     pairs: list[tuple[str, str]] = []  # (what is renamed, the new name), from every module
     for module in tree.modules():
         text = tree.text(module) or ""
-        pairs += [(old.rpartition(".")[2], new) for old, new in _RENAMED.findall(text)]
+        pairs += [(old.rpartition(".")[2], new) for old, new in _renamed(text)]
         pairs += [(old.rpartition(".")[2], new) for new, old in _ASSIGNED.findall(text)]
         pairs += _looked_up(text)
     known = set(names)
@@ -101,6 +101,18 @@ def _names_in_bases(tree: _Tree, names: set[str]) -> re.Pattern[str]:
             break
         known |= more
     return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, known))) + r")\b")
+
+
+def _renamed(text: str) -> list[tuple[str, str]]:
+    """(``a.X``, ``Y``) for each ``a.X as Y``; every `` as `` after a name, overlapping ones too."""
+    pairs = []
+    for found in _AS.finditer(text):
+        end = start = found.start()
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+            start -= 1
+        if start < end:
+            pairs.append((text[start:end], found.group(1)))
+    return pairs
 
 
 def _looked_up(text: str) -> list[tuple[str, str]]:
@@ -318,7 +330,7 @@ def _function_classes_in(text: str) -> set[str]:
     (a class deriving from another library's ``Function``) does no harm: the engine looks
     only at its own candidates."""
     words = set(_FUNCTION_NAMES)
-    pairs = [(old.rpartition(".")[2], new) for old, new in _RENAMED.findall(text)]
+    pairs = [(old.rpartition(".")[2], new) for old, new in _renamed(text)]
     pairs += [(old.rpartition(".")[2], new) for new, old in _ASSIGNED.findall(text)]
     words |= {new for old, new in pairs if old in _FUNCTION_NAMES}
     found: set[str] = set()

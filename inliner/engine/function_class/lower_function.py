@@ -698,8 +698,8 @@ class _CombinedLowering:
         if some_paths:
             raise Refuse(
                 Code.CTX_ATTRIBUTE_ON_SOME_PATHS,
-                f"{', '.join(f'`{plan.ctx}.{a}`' for a in sorted(some_paths))} set on some paths only"
-                " (the autograd node has it exactly there)",
+                f"{', '.join(f'`{plan.ctx}.{a}`' for a in sorted(some_paths))}"
+                f" {'is' if len(some_paths) == 1 else 'are'} set on some paths only, so on the autograd node only there",
                 self.forward,
             )
         plan.residuals[:] = [r for r in plan.residuals if r.kind != "attr" or r.attr in kept]

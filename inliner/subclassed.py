@@ -30,18 +30,23 @@ from pathlib import Path
 
 #: Base names that make a class a Function class (what the engine flattens, and more).
 _FUNCTION_NAMES = frozenset({"Function", "InplaceFunction"})
-#: A file that may define one: a class header naming Function, or Function renamed
-#: (the engine's own pre-filter, ``rewrite.may_contain_candidates``).
-_MAY_DEFINE = re.compile(r"\bclass\s+\w+\s*\([^)]*Function\b|\bFunction\s+as\b|=\s*[\w.]*Function\b")
+#: What ``_may_define`` reads around each ``Function``: whether a file may define one.
+_FUNCTION_WORD = re.compile(r"Function\b")
+_AS_AFTER = re.compile(r"\s+as\b")
+_HEADER_BEFORE = re.compile(r"\bclass\s+\w+\s*\Z")
 _LOCAL = "<local>"
 _ALIAS = "="  # a binding ``X = a.b``: ``=a.b``, read again in its module
+_BY_NAME = "?"  # a binding ``X = getattr(..., "Name")``: ``?Name``, every Function class of that name
 _REEXPORT_DEPTH = 8
 #: The bases of each class header (to the first ``):``, over lines), with or without its name.
 _HEADER = re.compile(r"\bclass\s+\w+\s*\((.*?)\)\s*:", re.S)
 _NAMED_HEADER = re.compile(r"\bclass\s+(\w+)\s*\((.*?)\)\s*:", re.S)
 #: ``import a.X as Y``, ``from a import X as Y``; ``Y = a.X`` (annotated or not) on a line of its own.
-_RENAMED = re.compile(r"(?<![\w.])([\w.]+)[ \t]+as[ \t]+(\w+)")
+_AS = re.compile(r"[ \t]+as[ \t]+(\w+)")  # found from `` as ``, the dotted name read back (fast)
 _ASSIGNED = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*([\w.]+)[ \t]*(?:#.*)?$", re.M)
+#: ``Y = getattr(<anything>, "X")`` on a line of its own (found from ``getattr(``, which is fast).
+_GETATTR = re.compile(r"""getattr\([^\n]*,[ \t]*['"](\w+)['"][ \t]*\)[ \t]*(?:#.*)?$""", re.M)
+_GETATTR_TARGET = re.compile(r"[ \t]*(\w+)[ \t]*=[ \t]*$")  # what precedes it on its line
 
 
 @dataclass(frozen=True)
@@ -87,8 +92,9 @@ def _names_in_bases(tree: _Tree, names: set[str]) -> re.Pattern[str]:
     pairs: list[tuple[str, str]] = []  # (what is renamed, the new name), from every module
     for module in tree.modules():
         text = tree.text(module) or ""
-        pairs += [(old.rpartition(".")[2], new) for old, new in _RENAMED.findall(text)]
+        pairs += [(old.rpartition(".")[2], new) for old, new in _renamed(text)]
         pairs += [(old.rpartition(".")[2], new) for new, old in _ASSIGNED.findall(text)]
+        pairs += _looked_up(text)
     known = set(names)
     while True:
         more = {new for old, new in pairs if old in known} - known
@@ -96,6 +102,52 @@ def _names_in_bases(tree: _Tree, names: set[str]) -> re.Pattern[str]:
             break
         known |= more
     return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, known))) + r")\b")
+
+
+def _may_define(text: str) -> bool:
+    """Whether a class header names Function (``class X(...Function``), or Function is
+    renamed (``Function as``, ``= a.Function``): read around each ``Function``, which is
+    fast, where one pattern tried at every position took seconds over a large tree."""
+    for found in _FUNCTION_WORD.finditer(text):
+        start = found.start()
+        before = text[start - 1] if start else ""
+        if not (before.isalnum() or before == "_") and _AS_AFTER.match(text, found.end()):
+            return True
+        line = text.rfind("\n", 0, start) + 1
+        name = start
+        while name > line and (text[name - 1].isalnum() or text[name - 1] in "_."):
+            name -= 1
+        gap = name
+        while gap > 0 and text[gap - 1].isspace():
+            gap -= 1
+        if gap > 0 and text[gap - 1] == "=":
+            return True
+        opening, closing = text.rfind("(", 0, start), text.rfind(")", 0, start)
+        if opening > closing and _HEADER_BEFORE.search(text[max(0, opening - 200) : opening]):
+            return True
+    return False
+
+
+def _renamed(text: str) -> list[tuple[str, str]]:
+    """(``a.X``, ``Y``) for each ``a.X as Y``; every `` as `` after a name, overlapping ones too."""
+    pairs = []
+    for found in _AS.finditer(text):
+        end = start = found.start()
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+            start -= 1
+        if start < end:
+            pairs.append((text[start:end], found.group(1)))
+    return pairs
+
+
+def _looked_up(text: str) -> list[tuple[str, str]]:
+    """(``X``, ``Y``) for each line ``Y = getattr(<anything>, "X")``."""
+    pairs = []
+    for found in _GETATTR.finditer(text):
+        target = _GETATTR_TARGET.match(text, text.rfind("\n", 0, found.start()) + 1, found.start())
+        if target is not None:
+            pairs.append((found.group(1), target.group(1)))
+    return pairs
 
 
 def for_module(subclassed: Mapping[str, str], module: str | None) -> dict[str, str]:
@@ -188,7 +240,8 @@ class _Tree:
                 continue
             for base in node.bases:
                 name = _dotted(base)
-                for target in self._resolve(module, name) if name else ():
+                targets = self._resolve(module, name) if name else self._by_name(_last_name(base) or "")
+                for target in targets:
                     if target in self.functions and target.rpartition(".")[0] != module:
                         yield node.name, target
 
@@ -197,7 +250,7 @@ class _Tree:
     def _function_classes(self) -> set[str]:
         found: set[str] = set()
         for name, module in self._modules.items():
-            if module.text is None or "Function" not in module.text or not _MAY_DEFINE.search(module.text):
+            if module.text is None or "Function" not in module.text or not _may_define(module.text):
                 continue
             found |= {f"{name}.{cls}" for cls in _function_classes_in(module.text)}
         return found
@@ -229,6 +282,9 @@ class _Tree:
         for target in targets:
             if target == _LOCAL:
                 out |= self._by_name(name)
+                continue
+            if target.startswith(_BY_NAME):
+                out |= self._by_name(target[len(_BY_NAME) :])
                 continue
             if target.startswith(_ALIAS):
                 out |= self._resolve(module, target[len(_ALIAS) :] + (f".{rest}" if rest else ""), depth + 1)
@@ -286,13 +342,20 @@ def _dotted(expr: ast.expr) -> str | None:
     return None
 
 
+def _last_name(expr: ast.expr) -> str | None:
+    """The name a base that is no dotted name ends in (``load("pkg").Base``: ``Base``)."""
+    if isinstance(expr, ast.Subscript):
+        return _last_name(expr.value)
+    return expr.attr if isinstance(expr, ast.Attribute) else None
+
+
 def _function_classes_in(text: str) -> set[str]:
     """The classes of a module, at any depth, whose header names Function (or Function
     renamed in the module) or one of those among its bases. More than the engine flattens
     (a class deriving from another library's ``Function``) does no harm: the engine looks
     only at its own candidates."""
     words = set(_FUNCTION_NAMES)
-    pairs = [(old.rpartition(".")[2], new) for old, new in _RENAMED.findall(text)]
+    pairs = [(old.rpartition(".")[2], new) for old, new in _renamed(text)]
     pairs += [(old.rpartition(".")[2], new) for new, old in _ASSIGNED.findall(text)]
     words |= {new for old, new in pairs if old in _FUNCTION_NAMES}
     found: set[str] = set()
@@ -352,6 +415,11 @@ def _assigned(node: ast.stmt) -> Iterator[tuple[str, str]]:
     """(name, what it stands for) for each name a statement assigns: ``X = a.b`` is an
     alias of ``a.b`` (read in the module), anything else ``<local>``."""
     if isinstance(node, ast.Assign):
+        looked_up = _getattr_name(node.value)
+        if looked_up is not None:
+            for target in node.targets:
+                yield from ((name, _BY_NAME + looked_up) for name in _target_names(target))
+            return
         value = _dotted(node.value)
         alias = _ALIAS + value if value and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) else None
         for target in node.targets:
@@ -364,6 +432,15 @@ def _assigned(node: ast.stmt) -> Iterator[tuple[str, str]]:
                 yield from ((name, _LOCAL) for name in _target_names(item.optional_vars))
     elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
         yield from ((h.name, _LOCAL) for h in getattr(node, "handlers", ()) if h.name)
+
+
+def _getattr_name(value: ast.expr) -> str | None:
+    """``Name`` of ``getattr(<anything>, "Name")``, or None."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr"):
+        return None
+    if len(value.args) < 2 or not isinstance(value.args[1], ast.Constant) or not isinstance(value.args[1].value, str):
+        return None
+    return value.args[1].value
 
 
 def _target_names(target: ast.expr) -> list[str]:

@@ -50,7 +50,7 @@ class TrainingOnly(torch.autograd.Function):
 
 
 class NeverRead(torch.autograd.Function):
-    """An attribute set on one path that backward never reads: it stays a local, no record."""
+    """An attribute set on one path that backward never reads: on the node exactly there (a record)."""
 
     @staticmethod
     def forward(ctx, x, flag):

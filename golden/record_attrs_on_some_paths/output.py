@@ -61,17 +61,21 @@ TrainingOnly = custom_vjp(
 
 
 def never_read_fwd(x, flag):
-    """An attribute set on one path that backward never reads: it stays a local, no record."""
+    """An attribute set on one path that backward never reads: on the node exactly there (a record)."""
+    state = Record("NeverRead")
     if flag:
-        pass
-    return x * 2, ()
+        state.extra = x
+    return x * 2, (state,)
 
 
 def never_read_bwd(residuals, g):
+    (state,) = residuals
     return g * 3, None
 
 
-NeverRead = custom_vjp(never_read_fwd, never_read_bwd, name="NeverRead")
+NeverRead = custom_vjp(
+    never_read_fwd, never_read_bwd, name="NeverRead", ctx_record=True
+)
 
 
 def scenario_attention_with_grad():

@@ -389,6 +389,23 @@ def _describe(spec: Spec, made: _Callables, node: Callable) -> None:
     public.compile_reason = spec.compile_reason  # type: ignore[attr-defined]
     # the call node dynamo's graph holds (the island itself: dynamo never captures it)
     public.call = node if _traceable(spec) else public  # type: ignore[attr-defined]
+    public.__mro_entries__ = _not_a_base(spec)  # type: ignore[attr-defined]
+
+
+def _not_a_base(spec: Spec) -> Callable[[tuple], tuple]:
+    """``class Sub(Name)`` in a module the rewrite did not see: Python asks a base that is
+    no class for ``__mro_entries__`` (PEP 560); the answer says why, where Python alone
+    would say ``function() argument 'code' must be code, not str``."""
+
+    def refuse(bases: tuple) -> tuple:
+        raise TypeError(
+            f"a class derives from {spec.name}, which inliner flattened in module {spec.module}: "
+            f"{spec.name} is no longer a torch.autograd.Function. Exclude {spec.module} from the "
+            f"rewrite, or rewrite it together with the module that defines the subclass (the "
+            f"command line keeps a base that another module of the tree derives from as a Function)."
+        )
+
+    return refuse
 
 
 def _cast_inputs_of(decorators: Sequence[Callable]) -> tuple[str, Any] | None:

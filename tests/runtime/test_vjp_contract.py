@@ -216,3 +216,14 @@ def test_a_well_formed_group_passes():
     x = leaf()
     flat(x).sum().backward()
     assert torch.equal(x.grad, torch.full((3,), 3.0))
+
+
+def test_a_class_deriving_from_a_flat_callable_is_told_why_where_it_is_defined():
+    """A module the rewrite did not see (another package, the user's code) deriving from a
+    flattened Function: the error names the base, its module and the way out, where Python
+    alone says ``function() argument 'code' must be code, not str``."""
+    flat = custom_vjp(lambda x: (x * 2, ()), lambda residuals, g: (g * 3,), name="Scale")
+    with pytest.raises(TypeError, match=r"a class derives from Scale, which inliner flattened in module .*Exclude"):
+
+        class Mine(flat):  # type: ignore[misc,valid-type]
+            pass

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from inliner.subclassed import for_module, package_files, package_root, subclassed_in_tree
+from inliner.subclassed import _may_define, for_module, package_files, package_root, subclassed_in_tree
 
 BASE = """\
 import torch
@@ -59,6 +59,12 @@ RESOLVED = {
     "a star import": "from pkg.base import *\n\nclass Sub(Base):\n    pass\n",
     "a parameter (not resolved: by name)": "def make(Base):\n    class Sub(Base):\n        pass\n    return Sub\n",
     "an assignment (not resolved: by name)": "import pkg.base\n\nBase = pkg.base.Base\n\nclass Sub(Base):\n    pass\n",
+    "an attribute of a call (not resolved: by name)": (
+        "import importlib\n\nclass Sub(importlib.import_module('pkg.base').Base):\n    pass\n"
+    ),
+    "getattr under another name (not resolved: by name)": (
+        "import importlib\n\nB = getattr(importlib.import_module('pkg.base'), 'Base')\n\nclass Sub(B):\n    pass\n"
+    ),
 }
 
 
@@ -114,3 +120,22 @@ def test_a_module_is_told_only_about_its_own_classes() -> None:
     found = {"pkg.a.Base": "pkg.b.Sub", "pkg.ab.Base": "pkg.b.Sub", "pkg.a.Outer.Inner": "pkg.b.Sub2"}
     assert for_module(found, "pkg.a") == {"pkg.a.Base": "pkg.b.Sub"}
     assert for_module(found, None) == {}
+
+
+#: a file's text -> whether it may define a Function class (what the pass then reads)
+MAY_DEFINE = {
+    "class A(torch.autograd.Function):\n": True,
+    "class A(\n    Base,\n    Function,\n):\n": True,
+    "class A(MyFunction):\n": True,
+    "from torch.autograd import Function as F\n": True,
+    "F = torch.autograd.Function\n": True,
+    "class A(make(1), Function):\n": False,
+    "def f(Function):\n    pass\n": False,
+    "x = 'a Function'\n": False,
+    "class A(Base):\n    kind = 'no Function here'\n": False,
+}
+
+
+@pytest.mark.parametrize("text", list(MAY_DEFINE))
+def test_files_that_may_define_a_function_class(text: str) -> None:
+    assert _may_define(text) is MAY_DEFINE[text]

@@ -679,17 +679,22 @@ class _CombinedLowering:
     def _drop_unread_attributes(self, plan: _ForwardPlan, backward: Reader) -> None:
         """An attribute backward (and jvp) never read is still on the autograd node (in the
         original, ctx is ``out.grad_fn``), so it stays a residual where forward sets it on
-        every path that returns; set on some paths only, it is dead: it stays a local, not a
-        residual, so paths that skip it need not set it."""
+        every path that returns; set on some paths only, it is on the node exactly there,
+        which a residual cannot say (it cannot be absent): refused, so ctx becomes a record."""
         read_later = {u.attr for u in backward.facts.ctx_uses if u.kind in ("read", "getattr")}
         if self.jvp is not None:
             self.jvp_reader = read_ctx(self.name, self.jvp)
             read_later |= {u.attr for u in self.jvp_reader.facts.ctx_uses if u.kind in ("read", "getattr")}
         kept = read_later | self._set_on_every_path(plan)
+        some_paths = {u.attr for u in plan.uses.sets} - kept
+        if some_paths:
+            raise Refuse(
+                Code.CTX_ATTRIBUTE_ON_SOME_PATHS,
+                f"{', '.join(f'`{plan.ctx}.{a}`' for a in sorted(some_paths))}"
+                f" {'is' if len(some_paths) == 1 else 'are'} set on some paths only, so on the autograd node only there",
+                self.forward,
+            )
         plan.residuals[:] = [r for r in plan.residuals if r.kind != "attr" or r.attr in kept]
-        read_in_forward = {u.attr for u in plan.uses.reads}
-        dead = [u for u in plan.uses.sets if u.attr not in kept and u.attr not in read_in_forward]
-        self._drop_dead_sets(plan, dead)
 
     def _set_on_every_path(self, plan: _ForwardPlan) -> set[str]:
         """The attributes forward certainly sets before each of its returns (and before it falls off)."""
@@ -841,37 +846,6 @@ class _CombinedLowering:
         return lowered
 
     # -- helpers ---------------------------------------------------------------
-    def _drop_dead_sets(self, plan: _ForwardPlan, dead: list[CtxUse]) -> None:
-        """``ctx.attr = value`` that nothing reads: no local of its own (it would be unused).
-
-        The value is still evaluated (it may raise, or do work) unless that certainly
-        does nothing: a literal, or a parameter that is bound there. In ``ctx.a, ctx.b =
-        x, y`` only the pairs of dead attributes with such values go.
-        """
-        smalls = plan.edits.smalls
-        by_assign: dict[cst.CSTNode, list[CtxUse]] = {}
-        for use in dead:
-            by_assign.setdefault(use.node, []).append(use)
-        for uses in by_assign.values():
-            assign = uses[0].node
-            replacement = smalls.get(assign)
-            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1) or replacement is None:
-                continue
-            assert isinstance(replacement, cst.Assign)
-
-            def inert(value: cst.BaseExpression, use: CtxUse = uses[0]) -> bool:
-                return _inert(value, lambda name: self._bound_parameter(plan, name, use))
-
-            if isinstance(assign.targets[0].target, cst.Attribute):
-                smalls[assign] = None if inert(assign.value) else cst.Expr(assign.value)
-            else:
-                smalls[assign] = _without_dead_pairs(assign, replacement, {u.attr for u in uses}, inert)
-
-    def _bound_parameter(self, plan: _ForwardPlan, name: str, use: CtxUse) -> bool:
-        """``name`` is a parameter that nothing can have unbound (``del``) before ``use``."""
-        stores = plan.facts.stores.get(name, [])
-        return name in plan.param_names and not (stores and use.in_loop) and all(p > use.position for p, _, _ in stores)
-
     def _spell_saves(
         self, plan: _ForwardPlan, use: CtxUse, args: list[cst.BaseExpression], kind: str, preferred: list[str]
     ) -> None:
@@ -1051,47 +1025,6 @@ def _describe(missing: set[str], residuals: list[Residual], ctx: str) -> str:
             parts.append(f"`{ctx}.{r.attr}`" if r.attr else "`save_for_backward`")
     parts = sorted(set(parts))
     return ", ".join(parts) + (" is" if len(parts) == 1 else " are")
-
-
-def _inert(value: cst.BaseExpression, bound: Callable[[str], bool]) -> bool:
-    """Evaluating ``value`` can neither fail nor do anything: literals, bound names, tuples and lists of them."""
-    if isinstance(value, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
-        return True
-    if isinstance(value, cst.Name):
-        return value.value in ("None", "True", "False") or bound(value.value)
-    if isinstance(value, (cst.Tuple, cst.List)):
-        return all(isinstance(e, cst.Element) and _inert(e.value, bound) for e in value.elements)
-    return False
-
-
-def _without_dead_pairs(
-    assign: cst.Assign, replacement: cst.Assign, dead: set[str], inert: Callable[[cst.BaseExpression], bool]
-) -> cst.BaseSmallStatement | None:
-    """``a, b = x, y`` (from ``ctx.a, ctx.b = x, y``) without the pairs of dead attributes with
-    inert values; only the values are left when every remaining attribute is dead."""
-    attrs = assign.targets[0].target
-    targets = replacement.targets[0].target
-    values = assign.value
-    if not (isinstance(attrs, (cst.Tuple, cst.List)) and isinstance(targets, (cst.Tuple, cst.List))):
-        return replacement
-    if not isinstance(values, cst.Tuple) or len(values.elements) != len(attrs.elements):
-        return replacement
-    if not all(isinstance(e, cst.Element) for e in values.elements):
-        return replacement
-    kept = []
-    all_dead = True
-    for attr, target, value in zip(attrs.elements, targets.elements, values.elements):
-        is_dead = attr.value.attr.value in dead  # type: ignore[attr-defined]
-        if not (is_dead and inert(value.value)):
-            kept.append((target.value, value.value))
-            all_dead = all_dead and is_dead
-    if not kept:
-        return None
-    if all_dead:
-        only = [v for _, v in kept]
-        return cst.Expr(only[0] if len(only) == 1 else cst.Tuple([cst.Element(v) for v in only]))
-    names = [cst.ensure_type(t, cst.Name).value for t, _ in kept]
-    return _assign(names, [v for _, v in kept])
 
 
 def _assign(targets: list[str], values: list[cst.BaseExpression]) -> cst.Assign:

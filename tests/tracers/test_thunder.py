@@ -143,6 +143,8 @@ ORIGINAL_FAILS: dict[str, dict[str, str]] = {
         "record_ctx_truth_test/Checked": "__bool__ is not implemented",
         "list_and_nontensor_outputs/WithInt": "replace_name",
         "same_tensor_twice": "Trying to add the name grad_",
+        # one tensor for several parameters: thunder's lookaside prints `def Mul(t_0, t_0):`
+        **{f"repeated_inputs/{n}": "duplicate argument" for n in ("Attend", "AttendKeysAreValues", "KeepFirst", "Mul")},
         "getattr_with_default/MaybeResidual": "UnboundLocalError",  # getattr(ctx, name, default)
         "jvp_combined_style": "AttributeError: save_for_forward",
         "jvp_forward_mode/Cube": "takes 1 positional arguments, but 2 were given",
@@ -186,6 +188,8 @@ ORIGINAL_FAILS: dict[str, dict[str, str]] = {
         "return_input": "KeyError: 'autograd_function_apply'",
         "list_and_nontensor_outputs/WithInt": "BackendCompilerFailed",
         "same_tensor_twice": "AssertionError",
+        # thunder's lookaside for the op also names one proxy twice in a signature
+        **{f"repeated_inputs/{n}": "duplicate argument" for n in ("Attend", "AttendKeysAreValues", "KeepFirst", "Mul")},
         "vjp_and_self": None,  # dynamo does not support `vjp`; the call runs eagerly
         # dynamo falls back to eager for a classmethod backward and for Functions with a jvp
         "classmethod_backward/Halve": None,
@@ -501,6 +505,29 @@ class Mul(torch.autograd.Function):
     def backward(ctx, g):
         return g * 7
 """
+
+
+INPUT_AS_IS = (tc.GOLDEN / "return_input" / "input.py").read_text()
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_an_input_returned_as_is_keeps_the_custom_backward(row):
+    """The jitted function returns what the Function returned as-is (its input): eager
+    sends the output's gradient through the custom backward (``g * 0.25``). thunder runs
+    a shallow copy as the identity and hands back the input itself, detached from every
+    backward (its gradient was ``g``): the lookaside returns a view instead."""
+    import torch
+    from thunder.dynamo import thunderfx
+
+    original = load_module(INPUT_AS_IS, "as_is_original").ScaleGrad.apply
+    flat = load_module(flatten(INPUT_AS_IS).source, "as_is_flat").ScaleGrad
+    x = torch.randn(3, requires_grad=True)
+    (expected,) = torch.autograd.grad(original(x, 0.25).sum(), x)
+    compile_ = thunder.jit if row == "thunder_jit" else thunderfx
+    out = compile_(lambda t: flat(t, 0.25))(x)
+    torch.testing.assert_close(out, x.detach())
+    (got,) = torch.autograd.grad(out.sum(), x)
+    torch.testing.assert_close(got, expected)
 
 
 def test_too_few_gradients_raise_like_eager():

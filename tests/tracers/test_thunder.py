@@ -30,6 +30,7 @@ Known failures of the rewrite are listed with the measured reason in
 
 from __future__ import annotations
 
+import functools
 import inspect
 import warnings
 
@@ -241,9 +242,28 @@ def _params():
     return [pytest.param(row, driver, id=f"{row}-{driver}") for row in ROWS for driver in DRIVERS]
 
 
+@functools.cache
+def _outcome(row: str, driver: str, rewritten: bool) -> tc.Outcome:
+    """One run of a row, shared by the tests that look at it."""
+    return tc.run(row, driver, rewritten=rewritten)
+
+
+def _reported(outcome: tc.Outcome | None) -> str:
+    if outcome is None:
+        return "n/a: no Function original"
+    return "runs" if outcome.ok else f"fails: {outcome.reason}"
+
+
 @pytest.mark.parametrize("row,driver", _params())
-def test_rewrite(row, driver):
-    outcome = tc.run(row, driver, rewritten=True)
+def test_rewrite(row, driver, record_property):
+    """The rewrite's result, asserted, beside thunder's on the original, reported (in the
+    test's properties: ``--junitxml``); where thunder runs the original, the rewrite
+    must run too."""
+    outcome = _outcome(row, driver, True)
+    original = _outcome(row, driver, False) if tc.has_original(driver) else None
+    record_property("thunder_on_the_original", _reported(original))
+    if original is not None and original.ok:
+        assert outcome.ok, f"thunder runs the original and not the rewrite: {outcome.reason}"
     known = REWRITE_KNOWN_FAILURES.get((row, driver))
     if known is not None:
         assert not outcome.ok and known in outcome.reason, outcome.reason
@@ -265,7 +285,7 @@ def test_rewrite(row, driver):
 def test_original(row, driver):
     if not tc.has_original(driver):
         pytest.skip("the original is a dumped graph calling autograd_function_apply, not a Function")
-    outcome = tc.run(row, driver, rewritten=False)
+    outcome = _outcome(row, driver, False)
     expected = ORIGINAL_FAILS[row].get(driver)
     if expected is None:
         assert outcome.ok, outcome.reason

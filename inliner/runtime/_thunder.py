@@ -62,9 +62,9 @@ from thunder.core.interpreter import (
     wrap,
     wrap_const,
 )
-from thunder.core.proxies import Proxy, TensorProxy
+from thunder.core.proxies import Proxy, ProxyInterface, TensorProxy, proxy
 from thunder.core.symbol import Symbol, default_python_printer
-from thunder.core.trace import from_trace, get_tracectx, tracectx
+from thunder.core.trace import TraceCtx, from_trace, get_tracectx, tracectx
 from thunder.core.trace_interpreter import interpret_trace
 from thunder.core.update_aliases import insert_alias_updates
 
@@ -158,9 +158,9 @@ def _first_positions(proxies: Sequence) -> tuple[int, ...]:
     (and two that were distinct may have become one)."""
     seen: set[str] = set()
     first = []
-    for i, proxy in enumerate(proxies):
-        if proxy.name not in seen:
-            seen.add(proxy.name)
+    for i, p in enumerate(proxies):
+        if p.name not in seen:
+            seen.add(p.name)
             first.append(i)
     return tuple(first)
 
@@ -356,12 +356,13 @@ def _lookaside(
     ctx = jit_ext.get_jit_ctx()
     call_site = _call_site()
     call = _bound_call(fwd, decorated_fwd, how, args, kwargs)
+    _refuse_untraceable_arguments(name, call)
     traced = _trace_forward(name, how, call)
     if traced is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
-        return traced
+        return _naming(name, "forward", traced)
     aliased_bwd_trace = _trace_backward(name, backward, call, traced)
     if aliased_bwd_trace is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
-        return aliased_bwd_trace
+        return _naming(name, "backward", aliased_bwd_trace)
     grad_transform = _grad_transform(traced, aliased_bwd_trace)
     forward_op = _operator(ctx, flat, _symbol_name(ctx, flat, name), traced.forward)
     # tracing fwd and bwd moved the trace's source location into them: the symbol's
@@ -372,6 +373,31 @@ def _lookaside(
         forward_op, execution_transform=traced.forward, grad_transform=grad_transform
     )
     return wrap(result, provenance=ProvenanceRecord(PseudoInst.LOOKASIDE, inputs=[traced.provenance]))
+
+
+def _refuse_untraceable_arguments(name: str, call: _Call) -> None:
+    """A loud error naming the Function for an argument a thunder trace cannot take (a
+    module, a dataclass, a function: what thunder cannot make a proxy of), instead of
+    thunder's ``'AffineParams' object has no attribute 'name'`` after tracing forward."""
+    with tracectx(TraceCtx()):  # the proxies made to ask are thrown away
+        for where, value in [*enumerate(call.plain_args), *call.plain_kwargs.items()]:
+            if not isinstance(value, ProxyInterface) and not isinstance(proxy(value), ProxyInterface):
+                _refuse(name, _NO_OBJECTS.format(where=where, kind=type(value).__name__))
+
+
+_NO_OBJECTS = (
+    "its argument {where} is an object of type {kind}, which thunder cannot make a proxy "
+    "of (a trace takes tensors, numbers, strings, tuples, never a module, a dataclass or a function)"
+)
+
+
+def _naming(name: str, body: str, signal: Any) -> Any:
+    """``signal``, the interpreter's report that tracing ``body`` raised, with a note naming
+    the Function on the exception (its type and message stay: code may catch it)."""
+    add_note = getattr(get_interpreterruntimectx().curexc, "add_note", None)  # Python 3.11+
+    if add_note is not None:
+        add_note(f"raised while thunder traced the {body} of custom Function {name} (flattened by inliner)")
+    return signal
 
 
 @dataclasses.dataclass

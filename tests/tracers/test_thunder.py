@@ -81,12 +81,14 @@ REWRITE_KNOWN_FAILURES: dict[tuple[str, str], str] = {
     # a checkpoint-style backward calls requires_grad_, which thunder does not implement
     # (under thunderfx the ctx record makes it an eager island, outside thunder)
     ("thunder_jit", "record_callable_on_ctx/Recompute"): "requires_grad_",
-    # Functions whose bodies leave torch or take objects: thunder.jit fails on them exactly
-    # as it fails on the original (test_original pins the same messages): an object argument
-    # has no proxy name, numpy and tolist need fake-tensor registrations, and a list the
-    # forward appends to is a variable thunder refuses to overwrite
+    # Functions whose bodies leave torch or take objects: thunder.jit fails on them as it
+    # fails on the original (test_original pins thunder's messages there): an object
+    # argument is refused by a message naming the Function (thunder cannot make a proxy of
+    # it), numpy and tolist need fake-tensor registrations (thunder's error gets a note
+    # naming the Function: test_an_untraceable_body_is_named), and a list the forward
+    # appends to is a variable thunder refuses to overwrite
     **{
-        ("thunder_jit", d): "object has no attribute 'name'"
+        ("thunder_jit", d): "is an object of type"
         for d in (
             "compile_dataclass_argument",
             "compile_lambda_argument",
@@ -548,6 +550,41 @@ def test_an_input_returned_as_is_keeps_the_custom_backward(row):
     torch.testing.assert_close(out, x.detach())
     (got,) = torch.autograd.grad(out.sum(), x)
     torch.testing.assert_close(got, expected)
+
+
+def _notes(exc: BaseException | None) -> list[str]:
+    """The notes on ``exc`` and on the exceptions it was raised from."""
+    notes: list[str] = []
+    while exc is not None:
+        notes += getattr(exc, "__notes__", [])
+        exc = exc.__cause__ or exc.__context__
+    return notes
+
+
+@pytest.mark.parametrize(
+    "driver,name,body",
+    [
+        ("compile_numpy_body", "NumpySin", "forward"),  # numpy needs a registration thunder lacks
+        ("compile_rejects_fake_tensors", "NormalizeByMax", "forward"),  # .tolist(): data thunder has not
+        ("record_callable_on_ctx/Recompute", "Recompute", "backward"),  # requires_grad_ in backward
+    ],
+)
+def test_an_untraceable_body_is_named(driver, name, body):
+    """thunder's error keeps its type and message (code may catch it) and gains a note
+    naming the Function and the body thunder could not trace."""
+    with pytest.raises(Exception) as info:
+        tc.grads_of(thunder.jit(tc.body(driver, True)), tc.make_inputs(driver))
+    note = f"raised while thunder traced the {body} of custom Function {name} (flattened by inliner)"
+    assert note in _notes(info.value), _notes(info.value)
+
+
+@pytest.mark.parametrize("driver", ["compile_dataclass_argument", "compile_lambda_argument"])
+def test_an_object_argument_is_refused_by_name(driver):
+    (name,) = tc.functions(driver, True)
+    with pytest.raises(
+        Exception, match=rf"{name}: thunder cannot run this custom Function: its argument 1 is an object"
+    ):
+        tc.grads_of(thunder.jit(tc.body(driver, True)), tc.make_inputs(driver))
 
 
 def test_too_few_gradients_raise_like_eager():

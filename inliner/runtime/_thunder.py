@@ -376,11 +376,12 @@ def _lookaside(
 
 
 def _refuse_untraceable_arguments(name: str, call: _Call) -> None:
-    """A loud error naming the Function for an argument a thunder trace cannot take (a
-    module, a dataclass, a function: what thunder cannot make a proxy of), instead of
-    thunder's ``'AffineParams' object has no attribute 'name'`` after tracing forward."""
+    """A loud error naming the Function for a positional argument a thunder trace cannot
+    take (a module, a dataclass, a function: what thunder cannot make a proxy of), where
+    thunder would fail after tracing forward (``'AffineParams' object has no attribute
+    'name'``, as it prints the trace's signature)."""
     with tracectx(TraceCtx()):  # the proxies made to ask are thrown away
-        for where, value in [*enumerate(call.plain_args), *call.plain_kwargs.items()]:
+        for where, value in enumerate(call.plain_args):
             if not isinstance(value, ProxyInterface) and not isinstance(proxy(value), ProxyInterface):
                 _refuse(name, _NO_OBJECTS.format(where=where, kind=type(value).__name__))
 

@@ -234,6 +234,12 @@ SCENARIOS_DRIVEN: dict[str, set[str]] = {
     "decorator_amp_aliases": {"scenario_plain", "scenario_autocast", "scenario_cuda_alias"},
     "attrs_and_rebinding": {"scenario_attrs"},
     "basic_linear": {"scenario_basic"},
+    "repeated_inputs": {
+        "scenario_mul_of_one_tensor",
+        "scenario_self_attention",
+        "scenario_keys_are_values",
+        "scenario_input_returned_and_repeated",
+    },
     "defaults_and_kwargs": {"scenario_defaults"},
     "early_return_group": {"scenario_flag_true", "scenario_flag_false"},
     "import_spellings": {"scenario_all"},

@@ -273,6 +273,7 @@ def test_rewrite(row, driver, record_property):
     outcome = _outcome(row, driver, True)
     original = _outcome(row, driver, False) if tc.has_original(driver) else None
     record_property("thunder_on_the_original", _reported(original))
+    record_property("thunder_on_the_rewrite", _reported(outcome))
     if original is not None and original.ok:
         assert outcome.ok, f"thunder runs the original and not the rewrite: {outcome.reason}"
     known = REWRITE_KNOWN_FAILURES.get((row, driver))

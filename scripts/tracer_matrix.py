@@ -60,6 +60,24 @@ WHY = {
         for d in ("mark_dirty", "hop_dump_dirty")
     },
     ("thunder_jit", "amp_decorators/autocast"): "thunder cannot run the autocast context around the call",
+    **{
+        ("thunder_jit", d): "a trace takes tensors, numbers and other values thunder can make a proxy of: the "
+        "flat callable refuses a module, a dataclass or a function with a message naming the Function "
+        "(thunderfx runs these calls)"
+        for d in (
+            "compile_dataclass_argument",
+            "compile_lambda_argument",
+            "compile_module_argument/LinearOfModule",
+            "compile_module_argument/RunModule",
+        )
+    },
+    **{
+        ("thunder_jit", d): "thunder runs a Python function only as a `torch.library` custom op with a fake "
+        "implementation; thunder's error gets a note naming the Function (thunderfx runs these calls)"
+        for d in ("compile_numpy_body", "compile_rejects_fake_tensors")
+    },
+    ("thunder_jit", "data_dependent_forward/ClipLarge"): "thunder traces one program for all inputs and has no "
+    "data-dependent control flow; thunder's error gets a note naming the Function (thunderfx runs the call)",
     ("thunderfx", "list_and_nontensor_outputs/WithInt"): "a call returning an int: thunder's splitter fails on the "
     "region unpacking it",
     **{
@@ -91,6 +109,10 @@ def _category(reason: str) -> str:
         ("object has no attribute 'replace_name'", "thunder: a non-tensor output"),
         ("Trying to add the name grad_", "thunder: one tensor returned twice"),
         ("duplicate argument", "thunder: one tensor passed for two parameters"),
+        ("is an object of type", "thunder: an object argument, refused by name"),
+        ("casting a TensorProxy to a Python boolean", "thunder: a branch on a tensor's value"),
+        ("automatic registration for numpy", "thunder: numpy in a body"),
+        ("automatic registration for tolist", "thunder: `.tolist()` in a body"),
         ("duplicate tensor input", "dynamo: one tensor passed for two parameters"),
         ("Cycle detected in swap map", "thunder: in-place on an input"),
         ("UnboundLocalError", "thunder: a tensor kept as a ctx attribute"),

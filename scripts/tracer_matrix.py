@@ -61,6 +61,24 @@ WHY = {
         for d in ("mark_dirty", "hop_dump_dirty")
     },
     ("thunder_jit", "amp_decorators/autocast"): "thunder cannot run the autocast context around the call",
+    **{
+        ("thunder_jit", d): "a trace takes tensors, numbers and other values thunder can make a proxy of: the "
+        "flat callable refuses a module, a dataclass or a function with a message naming the Function "
+        "(thunderfx runs these calls)"
+        for d in (
+            "compile_dataclass_argument",
+            "compile_lambda_argument",
+            "compile_module_argument/LinearOfModule",
+            "compile_module_argument/RunModule",
+        )
+    },
+    **{
+        ("thunder_jit", d): "thunder runs a Python function only as a `torch.library` custom op with a fake "
+        "implementation; thunder's error gets a note naming the Function (thunderfx runs these calls)"
+        for d in ("compile_numpy_body", "compile_rejects_fake_tensors")
+    },
+    ("thunder_jit", "data_dependent_forward/ClipLarge"): "thunder traces one program for all inputs and has no "
+    "data-dependent control flow; thunder's error gets a note naming the Function (thunderfx runs the call)",
     ("thunderfx", "list_and_nontensor_outputs/WithInt"): "a call returning an int: thunder's splitter fails on the "
     "region unpacking it",
     **{
@@ -91,6 +109,12 @@ def _category(reason: str) -> str:
         ("autocast_exit", "thunder: autocast around a Function"),
         ("object has no attribute 'replace_name'", "thunder: a non-tensor output"),
         ("Trying to add the name grad_", "thunder: one tensor returned twice"),
+        ("duplicate argument", "thunder: one tensor passed for two parameters"),
+        ("is an object of type", "thunder: an object argument, refused by name"),
+        ("casting a TensorProxy to a Python boolean", "thunder: a branch on a tensor's value"),
+        ("automatic registration for numpy", "thunder: numpy in a body"),
+        ("automatic registration for tolist", "thunder: `.tolist()` in a body"),
+        ("duplicate tensor input", "dynamo: one tensor passed for two parameters"),
         ("Cycle detected in swap map", "thunder: in-place on an input"),
         ("UnboundLocalError", "thunder: a tensor kept as a ctx attribute"),
         ("AttributeError: mark_dirty", "thunder: no `ctx.mark_dirty`"),
@@ -194,6 +218,7 @@ def render(results: dict, versions: dict[str, str], not_driven: dict[str, str]) 
             note = " — *original passes*" if cell["ok"] else ("" if not cell["na"] else " — no Function original")
             why = WHY.get((row, driver), "")
             lines.append(f"- {row}, `{driver}`: {_category(reason)}{note}{'. ' + why if why else ''}")
+    lines += _thunder_beside_original(results)
     if not_driven:
         lines += [
             "",
@@ -202,6 +227,51 @@ def render(results: dict, versions: dict[str, str], not_driven: dict[str, str]) 
             + " (left untouched by the engine, or no gradient to compare).",
         ]
     return "\n".join(lines) + "\n"
+
+
+THUNDER_LABELS = {"thunder_jit": "`thunder.jit`", "thunderfx": "`thunderfx`"}
+
+
+def _thunder_cell(outcome: dict) -> str:
+    if outcome["na"]:
+        return "n/a"
+    return "runs" if outcome["ok"] else f"fails: {_category(outcome['reason'])}"
+
+
+def _thunder_beside_original(results: dict) -> list[str]:
+    """Per driver, thunder on the original beside thunder on the rewrite (the drivers where
+    both run under every thunder row are counted, not listed): where the rewrite goes
+    beyond thunder's own support for ``autograd.Function``."""
+    rows = [r for r in THUNDER_ROWS if r in results]
+    if not rows:
+        return []
+    lines = ["", "thunder on the original beside thunder on the rewrite:", ""]
+    for row in rows:
+        cells = [c for c in results[row].values() if not c["original"]["na"]]
+        beyond = sum(not c["original"]["ok"] and c["rewritten"]["ok"] for c in cells)
+        both = sum(c["original"]["ok"] and c["rewritten"]["ok"] for c in cells)
+        neither = sum(not c["original"]["ok"] and not c["rewritten"]["ok"] for c in cells)
+        worse = sum(c["original"]["ok"] and not c["rewritten"]["ok"] for c in cells)
+        lines.append(
+            f"- {THUNDER_LABELS[row]}: fails the original and runs the rewrite on {beyond} of {len(cells)} drivers "
+            f"with a Function original; runs both on {both}; fails both on {neither}; runs only the original on {worse}."
+        )
+    header = " | ".join(f"{THUNDER_LABELS[r]} on the original | {THUNDER_LABELS[r]} on the rewrite" for r in rows)
+    lines += ["", f"| driver | {header} |", "| --- |" + " --- | --- |" * len(rows)]
+    drivers = sorted({d for r in rows for d in results[r]})
+    listed = 0
+    for driver in drivers:
+        cells = [results[r].get(driver) for r in rows]
+        if all(c is not None and c["original"]["ok"] and c["rewritten"]["ok"] for c in cells):
+            continue
+        listed += 1
+        text = " | ".join(
+            "not run | not run" if c is None else f"{_thunder_cell(c['original'])} | {_thunder_cell(c['rewritten'])}"
+            for c in cells
+        )
+        lines.append(f"| `{driver}` | {text} |")
+    lines += ["", f"The other {len(drivers) - listed} drivers run under every thunder row, original and rewrite."]
+    return lines
 
 
 def update_page(text: str, page: Path = PAGE) -> None:

@@ -20,6 +20,13 @@ included. thunder's own lookasides register their operators under a per-executor
 (``Name_<id>_<n>``) that nothing binds. The symbol's source comment is the line that
 called the flat callable, not the last line traced inside it.
 
+One tensor passed for several parameters (``Attend(x, x, x)``) prints as that call, but
+the forward's trace takes it once (a program cannot name one parameter twice; fwd still
+sees it at every position) and its gradient is the sum of the positions' (thunder adds up
+the gradients put for one proxy). An input returned as-is is returned as a view of it:
+thunder runs a shallow copy as the identity, and the input itself, as the jitted
+function's output, would bypass the custom backward.
+
 A Function thunder cannot run faithfully (``set_materialize_grads(False)``: thunder has
 no None gradients; ``mark_dirty``: thunder cannot make a dirtied view's base take the
 custom backward) gets a lookaside that raises instead: a loud error, never other
@@ -40,7 +47,7 @@ import dataclasses
 import functools
 import inspect
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import thunder.core.prims as prims
@@ -55,9 +62,9 @@ from thunder.core.interpreter import (
     wrap,
     wrap_const,
 )
-from thunder.core.proxies import Proxy, TensorProxy
+from thunder.core.proxies import Proxy, ProxyInterface, TensorProxy, proxy
 from thunder.core.symbol import Symbol, default_python_printer
-from thunder.core.trace import from_trace, get_tracectx, tracectx
+from thunder.core.trace import TraceCtx, from_trace, get_tracectx, tracectx
 from thunder.core.trace_interpreter import interpret_trace
 from thunder.core.update_aliases import insert_alias_updates
 
@@ -142,13 +149,20 @@ def _proxy_leaves(value: Any) -> list:
 
 def _unique(proxies: list) -> tuple:
     """``proxies`` without repeats (a trace cannot take one variable twice)."""
+    return tuple(proxies[i] for i in _first_positions(proxies))
+
+
+def _first_positions(proxies: Sequence) -> tuple[int, ...]:
+    """The positions of ``proxies`` whose proxy no earlier position holds. Kept from trace
+    time and applied by position later: the same positions may hold other proxies then
+    (and two that were distinct may have become one)."""
     seen: set[str] = set()
-    unique = []
-    for proxy in proxies:
-        if proxy.name not in seen:
-            seen.add(proxy.name)
-            unique.append(proxy)
-    return tuple(unique)
+    first = []
+    for i, p in enumerate(proxies):
+        if p.name not in seen:
+            seen.add(p.name)
+            first.append(i)
+    return tuple(first)
 
 
 def _new(obj: Any) -> Any:
@@ -214,8 +228,12 @@ def _eager_outputs(trace: Any) -> tuple[Any, Any, dict[int, int]]:
     flat, copies = [], []
     for j, out in enumerate(originals):
         if isinstance(out, TensorProxy) and (out.name in inputs or j in route):
-            copy = prims.shallow_copy.meta(out)  # named in the enclosing (computation) trace
-            copies.append(prims.shallow_copy.bind(out, output=copy))
+            if out.name in inputs:  # a view, not the identity (module docstring)
+                copy = prims.reshape.meta(out, tuple(out.shape))
+                copies.append(prims.reshape.bind(out, tuple(out.shape), output=copy))
+            else:
+                copy = prims.shallow_copy.meta(out)  # named in the enclosing (computation) trace
+                copies.append(prims.shallow_copy.bind(out, output=copy))
             out = copy
         flat.append(out)
     if copies:
@@ -338,12 +356,13 @@ def _lookaside(
     ctx = jit_ext.get_jit_ctx()
     call_site = _call_site()
     call = _bound_call(fwd, decorated_fwd, how, args, kwargs)
+    _refuse_untraceable_arguments(name, call)
     traced = _trace_forward(name, how, call)
     if traced is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
-        return traced
+        return _naming(name, "forward", traced)
     aliased_bwd_trace = _trace_backward(name, backward, call, traced)
     if aliased_bwd_trace is INTERPRETER_SIGNALS.EXCEPTION_RAISED:
-        return aliased_bwd_trace
+        return _naming(name, "backward", aliased_bwd_trace)
     grad_transform = _grad_transform(traced, aliased_bwd_trace)
     forward_op = _operator(ctx, flat, _symbol_name(ctx, flat, name), traced.forward)
     # tracing fwd and bwd moved the trace's source location into them: the symbol's
@@ -356,6 +375,32 @@ def _lookaside(
     return wrap(result, provenance=ProvenanceRecord(PseudoInst.LOOKASIDE, inputs=[traced.provenance]))
 
 
+def _refuse_untraceable_arguments(name: str, call: _Call) -> None:
+    """A loud error naming the Function for a positional argument a thunder trace cannot
+    take (a module, a dataclass, a function: what thunder cannot make a proxy of), where
+    thunder would fail after tracing forward (``'AffineParams' object has no attribute
+    'name'``, as it prints the trace's signature)."""
+    with tracectx(TraceCtx()):  # the proxies made to ask are thrown away
+        for where, value in enumerate(call.plain_args):
+            if not isinstance(value, ProxyInterface) and not isinstance(proxy(value), ProxyInterface):
+                _refuse(name, _NO_OBJECTS.format(where=where, kind=type(value).__name__))
+
+
+_NO_OBJECTS = (
+    "its argument {where} is an object of type {kind}, which thunder cannot make a proxy "
+    "of (a trace takes tensors, numbers, strings, tuples, never a module, a dataclass or a function)"
+)
+
+
+def _naming(name: str, body: str, signal: Any) -> Any:
+    """``signal``, the interpreter's report that tracing ``body`` raised, with a note naming
+    the Function on the exception (its type and message stay: code may catch it)."""
+    add_note = getattr(get_interpreterruntimectx().curexc, "add_note", None)  # Python 3.11+
+    if add_note is not None:
+        add_note(f"raised while thunder traced the {body} of custom Function {name} (flattened by inliner)")
+    return signal
+
+
 @dataclasses.dataclass
 class _Call:
     """One call of a flat callable as the jit sees it."""
@@ -364,6 +409,8 @@ class _Call:
     kwargs: dict  # what is left of the keywords (fwd's keyword-only parameters)
     plain_args: tuple  # the same, unwrapped: proxies and constants
     plain_kwargs: dict
+    formal_args: tuple  # what fwd's trace takes: plain_args without repeats of a proxy
+    firsts: tuple[int, ...]  # the position in plain_args of each of formal_args
     needs_input_grad: tuple[bool, ...]  # per input: a floating-point tensor
     holder: _CtxStandIn  # the stand-in ctx forward decorators see
     decorated_fwd: Callable  # what to trace: fwd behind its decorators, needs_input_grad bound
@@ -384,7 +431,20 @@ def _bound_call(fwd: Callable, decorated_fwd: Callable, how: _How, args: tuple, 
     needs_input_grad = tuple(isinstance(a, TensorProxy) and dtypes.is_inexact_dtype(a.dtype) for a in plain_args)
     if how.fwd_needs_input_grad:
         decorated_fwd = _with_keyword(decorated_fwd, needs_input_grad=needs_input_grad)
-    return _Call(args, kwargs, plain_args, plain_kwargs, needs_input_grad, holder, decorated_fwd)
+    firsts = _first_positions([a if isinstance(a, Proxy) else _Unnamed(i) for i, a in enumerate(plain_args)])
+    formal_args = tuple(plain_args[i] for i in firsts)
+    return _Call(args, kwargs, plain_args, plain_kwargs, formal_args, firsts, needs_input_grad, holder, decorated_fwd)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Unnamed:
+    """A constant argument, for :func:`_first_positions`: never a repeat of another."""
+
+    position: int
+
+    @property
+    def name(self) -> str:
+        return f" constant {self.position}"  # no proxy's name has a space
 
 
 @dataclasses.dataclass
@@ -396,6 +456,8 @@ class _Forward:
     residuals: Any
     route: dict[int, int]  # {earlier output position: last}: where eager sends repeated outputs' grads
     nondiff: tuple[int, ...]  # output positions that take no gradient
+    saved: tuple[int, ...]  # positions of the returned residuals' proxies that bwd's trace takes
+    firsts: tuple[int, ...]  # the input positions fwd's trace takes (a repeated tensor once)
     provenance: Any  # the interpreter's record of the traced call
     forward: Callable  # the symbol's execution: the trace, returning the outputs only
 
@@ -407,7 +469,7 @@ def _trace_forward(name: str, how: _How, call: _Call) -> Any:
         False,
         call_args=(_new(call.holder), *call.args),
         call_kwargs=call.kwargs,
-        trace_args=call.plain_args,
+        trace_args=call.formal_args,
         trace_kwargs=call.plain_kwargs,
         name=name,
     )
@@ -417,16 +479,20 @@ def _trace_forward(name: str, how: _How, call: _Call) -> Any:
     if how.record:
         nondiff = _record_of(name, fwd_trace, call.needs_input_grad)
     outputs, residuals, route = _eager_outputs(fwd_trace)
+    saved = _first_positions(_proxy_leaves(residuals))
     if how.record:
         _returning(fwd_trace, (outputs, _unique(_proxy_leaves(residuals))))
+        saved = tuple(range(len(saved)))  # the trace returns the record's tensors, once each
     aliased_fwd_trace = _aliased(fwd_trace)
-    forward = _outputs_only(aliased_fwd_trace, outputs)
-    return _Forward(aliased_fwd_trace, outputs, residuals, route, nondiff, provenance, forward)
+    forward = _outputs_only(aliased_fwd_trace, outputs, call.firsts, len(call.plain_args))
+    return _Forward(aliased_fwd_trace, outputs, residuals, route, nondiff, saved, call.firsts, provenance, forward)
 
 
-def _outputs_only(aliased_fwd_trace: Any, outputs: Any) -> Callable:
+def _outputs_only(aliased_fwd_trace: Any, outputs: Any, firsts: tuple[int, ...], n_inputs: int) -> Callable:
     """The symbol's execution: ``aliased_fwd_trace`` returning ``outputs`` without the
-    residuals, run as thunder runs a higher-order function's body."""
+    residuals, run as thunder runs a higher-order function's body. It takes every input
+    position (the symbol prints as the user's call, ``Attend(x, x, x)``) and hands the
+    trace the positions ``firsts`` it takes."""
     outputs_only = from_trace(aliased_fwd_trace)
     outputs_only.bound_symbols.extend(
         b.from_bsym() for b in aliased_fwd_trace.bound_symbols if b.sym.id != prims.PrimIDs.RETURN
@@ -434,12 +500,29 @@ def _outputs_only(aliased_fwd_trace: Any, outputs: Any) -> Callable:
     with tracectx(outputs_only):
         prims.python_return(outputs)
 
-    @functools.wraps(aliased_fwd_trace.python_callable())
+    program = aliased_fwd_trace.python_callable()
+
+    @functools.wraps(program)
     @ltorch.call_higher_order_function_and_consider_outer_autograd_setting
     def forward(*a: Any, **k: Any) -> Any:
-        return interpret_trace(outputs_only, *a, **k)
+        return interpret_trace(outputs_only, *(a[i] for i in firsts), **k)
 
+    if len(firsts) < n_inputs:
+        forward.__signature__ = _every_position(inspect.signature(program), firsts, n_inputs)  # type: ignore[attr-defined]
     return forward
+
+
+def _every_position(signature: inspect.Signature, firsts: tuple[int, ...], n_inputs: int) -> inspect.Signature:
+    """``signature`` (of a trace taking the positions ``firsts``) with a parameter for
+    each of the ``n_inputs`` positions: thunder binds a symbol's arguments to its meta's
+    signature."""
+    params = list(signature.parameters.values())
+    taken = dict(zip(firsts, params))
+    positional = [
+        taken.get(i) or inspect.Parameter(f"_repeat_{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        for i in range(n_inputs)
+    ]
+    return signature.replace(parameters=positional + params[len(firsts) :])
 
 
 def _trace_backward(name: str, backward: Callable, call: _Call, traced: _Forward) -> Any:
@@ -471,13 +554,19 @@ def _trace_backward(name: str, backward: Callable, call: _Call, traced: _Forward
 def _grad_transform(traced: _Forward, aliased_bwd_trace: Any) -> Callable:
     """The symbol's grad rule: the forward trace, then the backward trace on the output
     grads as eager autograd hands them out (repeats routed, non-differentiable zeroed)."""
-    aliased_fwd_trace, route, nondiff = traced.trace, traced.route, traced.nondiff
+    aliased_fwd_trace, route, nondiff, saved, firsts = (
+        traced.trace,
+        traced.route,
+        traced.nondiff,
+        traced.saved,
+        traced.firsts,
+    )
 
     @functools.wraps(traced.forward)
     def grad_transform(*a: Any, **k: Any) -> Any:
         from thunder.core.transforms import get_grad, put_grad
 
-        primal, res = interpret_trace(aliased_fwd_trace, *a, **k)
+        primal, res = interpret_trace(aliased_fwd_trace, *(a[i] for i in firsts), **k)
         flat_primal = _flat_outputs(primal)
         out_grads = [get_grad(o) if isinstance(o, TensorProxy) else None for o in flat_primal]
         for i, j in route.items():
@@ -487,7 +576,10 @@ def _grad_transform(traced: _Forward, aliased_bwd_trace: Any) -> Callable:
             if out_grads[j] is not None:
                 out_grads[j] = ltorch.zeros_like(flat_primal[j])
         out_grads = [g for g in out_grads if g is not None]
-        input_grads = interpret_trace(aliased_bwd_trace, *out_grads, *_unique(_proxy_leaves(res)))
+        leaves = _proxy_leaves(res)
+        input_grads = interpret_trace(aliased_bwd_trace, *out_grads, *(leaves[i] for i in saved))
+        # a tensor passed at several positions gets the sum of their gradients (put_grad
+        # adds up what it is given for one proxy), as eager autograd accumulates them
         for arg, grad in zip(a, _flat_outputs(input_grads)):
             if isinstance(arg, TensorProxy) and isinstance(grad, TensorProxy):
                 put_grad(arg, grad)

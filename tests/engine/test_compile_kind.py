@@ -359,7 +359,7 @@ def test_unknown_names_are_not_traceable():
 # records whose backward writes the record or calls what it holds, kept classes whose bodies
 # call the class's own helpers, replayed wrappers and compiled bodies, a backward that logs,
 # a forward that calls the step function it is handed (torchdiffeq's pattern), a backward that
-# counts its calls on the node.
+# counts its calls on the node, forwards that read their tensors' values.
 NOT_TRACEABLE_BY_DESIGN = ("compile_", "record_", "decorator_", "kept_class_")
 NOT_TRACEABLE_CASES = {
     "ctx_read_in_own_assignment",
@@ -367,6 +367,7 @@ NOT_TRACEABLE_CASES = {
     "node_attributes_record",
     "refuse_used_as_class",
     "saved_read_after_side_effect",
+    "data_dependent_forward",
     "non_black_style",  # its forward writes items of a list it made (the issue's own lines), counted a side effect
 }
 

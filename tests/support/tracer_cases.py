@@ -174,6 +174,29 @@ DRIVERS: dict[str, Driver] = {
             call=lambda f, x: f["make2"](x) + f["other"](x),
         ),
         _driver("once_differentiable", ("Cube",), lambda: (_randn(3),), lambda f, x: f["Cube"](x)),
+        # one tensor for several parameters: auto drivers would pass a copy per position
+        _driver("repeated_inputs", ("Mul",), lambda: (_randn(3),), lambda f, x: f["Mul"](x, x), label="Mul"),
+        _driver(
+            "repeated_inputs",
+            ("Attend",),
+            lambda: (_randn(4, 3),),
+            lambda f, x: f["Attend"](x, x, x, 0.5),
+            label="Attend",
+        ),
+        _driver(
+            "repeated_inputs",
+            ("Attend",),
+            lambda: (_randn(4, 3), _randn(4, 3)),
+            lambda f, q, x: f["Attend"](q, x, x, 0.5),
+            label="AttendKeysAreValues",
+        ),
+        _driver(
+            "repeated_inputs",
+            ("KeepFirst",),
+            lambda: (_randn(3),),
+            lambda f, x: f["KeepFirst"](x, x),
+            label="KeepFirst",
+        ),
         _driver("return_input", ("ScaleGrad",), lambda: (_randn(3),), lambda f, x: f["ScaleGrad"](x, 0.25) * 1),
         _driver(
             "setup_context_style",

@@ -15,8 +15,6 @@ import functools
 import importlib.util
 import json
 import os
-import sys
-import tempfile
 from collections.abc import Mapping
 
 from inliner.hook import _cache
@@ -82,21 +80,4 @@ def _read(path: str, key: str) -> dict[str, str] | None:
 
 def _write(path: str, key: str, found: dict[str, str]) -> None:
     """Atomically (temp file + rename); any failure is ignored."""
-    if sys.dont_write_bytecode:
-        return
-    try:
-        directory = os.path.dirname(path)
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix="inliner-subclassed.", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"key": key, "subclassed": found}, f)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-    except (OSError, ValueError):
-        pass
+    _cache.write_atomically(path, json.dumps({"key": key, "subclassed": found}).encode("utf-8"))

@@ -125,18 +125,27 @@ def read(path: str, header: bytes) -> tuple[CachedWarning, CodeType] | None:
 
 def write(path: str, header: bytes, source_path: str, warning: CachedWarning, code: CodeType) -> None:
     """Write the entry atomically (temp file + rename), with the source's mode; any failure is ignored."""
+    try:
+        mode = os.stat(source_path).st_mode
+    except OSError:
+        return
+    write_atomically(path, header + marshal.dumps((warning, code)), (mode | 0o200) & 0o666)  # like a .pyc
+
+
+def write_atomically(path: str, payload: bytes, mode: int | None = None) -> None:
+    """``payload`` at ``path`` through a temp file and a rename, so a reader never sees half
+    of it; nothing under ``PYTHONDONTWRITEBYTECODE``, and any failure is ignored (a cache)."""
     if sys.dont_write_bytecode:
         return
     try:
-        payload = header + marshal.dumps((warning, code))
-        mode = os.stat(source_path).st_mode
         directory = os.path.dirname(path)
         os.makedirs(directory, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(payload)
-            os.chmod(tmp, (mode | 0o200) & 0o666)  # like a .pyc: the source's mode
+            if mode is not None:
+                os.chmod(tmp, mode)
             os.replace(tmp, path)
         except BaseException:
             try:

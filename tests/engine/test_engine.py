@@ -167,7 +167,7 @@ def test_an_internal_error_in_one_class_refuses_it_and_flattens_the_others(monke
 
 
 @pytest.mark.engine_bug
-@pytest.mark.parametrize("where", ["resolve", "lower_hop", "_cleanup"])  # finding, lowering, after naming it
+@pytest.mark.parametrize("where", ["resolve", "lower_hop", "cleanup"])  # finding, lowering, after naming it
 def test_an_internal_error_in_one_op_call_refuses_it_and_flattens_the_other(monkeypatch, where):
 
     import inliner.engine.rewrite

@@ -1,2 +1,2 @@
 """A ``torch.ops.higher_order.autograd_function_apply`` call: found and resolved (``hop_calls``),
-then lowered to a ``CustomVJP`` (``lower_hop``)."""
+then lowered to a ``CustomVJP`` (``lower_hop``) and spliced into the module's text (``splice``)."""

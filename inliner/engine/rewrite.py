@@ -22,7 +22,7 @@ import re
 import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Hashable, Mapping
-from dataclasses import astuple, dataclass, field
+from dataclasses import astuple, dataclass
 from typing import Any, Literal
 
 import libcst as cst
@@ -31,12 +31,21 @@ from inliner.engine.analysis.compile_context import CompileContext, bodies_of
 from inliner.engine.analysis.compile_kind import CALL_RESIDUALS, CLASS_RESIDUALS, CompileKind, names_mutated_in
 from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.candidate import Candidate
 from inliner.engine.codes import Code
 from inliner.engine.compile_check import check_compiles
 from inliner.engine.diagnostics import Diagnostic, Severity, internal_error
 from inliner.engine.emit import emit
 from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_uses
 from inliner.engine.function_class.decorators import DecoratorReader, DecoratorUse
+from inliner.engine.function_class.family import (
+    ancestors,
+    body_scope,
+    derives,
+    flatten_family,
+    root_of,
+    subclass_candidates,
+)
 from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
 from inliner.engine.function_class.lower_function import Inherited, lower_function_class
 from inliner.engine.function_class.meant_as_base import BaseCheck
@@ -91,33 +100,6 @@ def may_contain_candidates(source: str) -> bool:
     if "Function" not in source:
         return False
     return _CLASS_WITH_FUNCTION_BASE.search(source) is not None
-
-
-@dataclass
-class _Candidate:
-    kind: str  # "class" | "call"
-    name: str
-    first_line: int  # 1-based, decorators included
-    last_line: int
-    name_position: tuple[int, int, int]  # line, char column, end char column (0-based columns)
-    node: ast.ClassDef | ast.Call
-    outcome: CustomVJP | Refusal | None = None
-    refusal_position: tuple[int, int, int, int] | None = None  # lines 1-based, char columns 0-based
-    apply_sites: list[ast.Attribute] = field(default_factory=list)
-    hop: HopCall | None = None
-    base: _Candidate | None = None  # a class deriving from a Function class of the same scope
-    inherited: Inherited | None = None  # what its subclasses take from it, once lowered
-    block: Block | None = None  # its parsed text, once lowered
-    decorator_generations: dict[cst.CSTNode, int] = field(default_factory=dict)  # decorator -> generation of its class
-    compile: CompileKind | None = None  # set once flattened
-    lowering: Lowering | None = None  # its lowering (a subclass's key names its base's)
-    generation: int = 0  # how many same-scope Function bases it has
-
-    @property
-    def label(self) -> str:
-        if self.kind == "class":
-            return f"class {self.name}"
-        return HOP_LEAF + " call" + ("" if self.name == HOP_LEAF else f" ({self.name})")
 
 
 @dataclass
@@ -190,25 +172,25 @@ def rewrite_module(
 # -- the phases of rewrite_module --------------------------------------------------
 
 
-def _find_candidates(parsed: _Module, select: Selection | None, bases: BaseCheck) -> list[_Candidate]:
+def _find_candidates(parsed: _Module, select: Selection | None, bases: BaseCheck) -> list[Candidate]:
     """Function classes, their same-scope subclasses and op calls, in source order (only
     the selected ones and their families, with ``select``)."""
     tree, index, text = parsed.tree, parsed.index, parsed.text
     candidates = _class_candidates(parsed.classes, index, text, bases)
-    candidates += _subclass_candidates(parsed.classes, candidates, index, text)
+    candidates += subclass_candidates(parsed.classes, candidates, index, text)
     if parsed.hop_names:
         annotate_parents(tree)
         candidates += _call_candidates(tree, index, text)
     candidates.sort(key=lambda c: (c.first_line, c.name_position))
     _refuse_calls_inside_classes(candidates)
     if select is not None:
-        chosen = {_root(c).node for c in candidates if _selected(c, select)}
-        candidates = [c for c in candidates if _selected(c, select) or _root(c).node in chosen]
+        chosen = {root_of(c).node for c in candidates if _selected(c, select)}
+        candidates = [c for c in candidates if _selected(c, select) or root_of(c).node in chosen]
     return candidates
 
 
 def _lower_candidates(
-    candidates: list[_Candidate], parsed: _Module, compiling: CompileContext, bases: BaseCheck, run: _Run
+    candidates: list[Candidate], parsed: _Module, compiling: CompileContext, bases: BaseCheck, run: _Run
 ) -> tuple[_RuntimeNames, list[tuple[int, int, str]], dict[ast.AST, LocalEdits]]:
     """Lower every candidate (a class with its subclasses), setting each one's outcome.
 
@@ -244,7 +226,7 @@ def _lower_candidates(
 
 
 def _flatten_call_or_refuse(
-    candidate: _Candidate,
+    candidate: Candidate,
     parsed: _Module,
     taken: set[str],
     runtime_name: str,
@@ -275,7 +257,7 @@ class _Report:
     kinds: tuple[tuple[str, CompileKind], ...]
 
     @staticmethod
-    def of(candidates: list[_Candidate], compiling: CompileContext, path: str) -> _Report:
+    def of(candidates: list[Candidate], compiling: CompileContext, path: str) -> _Report:
         own = [_diagnostic(c, path) for c in candidates]
         pairs = zip(candidates, own)
         diagnostics = tuple(d for c, mine in pairs for d in (mine, *_pragma_diagnostics(c, compiling, path)))
@@ -289,7 +271,7 @@ class _Report:
 
 
 def _apply_site_edits(
-    candidates: list[_Candidate], edits: list[tuple[int, int, str]], text: SourceText
+    candidates: list[Candidate], edits: list[tuple[int, int, str]], text: SourceText
 ) -> list[tuple[int, int, str]]:
     """``F.apply`` -> the flat callable's name, wherever no other edit replaces that text."""
     spans = [(s, e) for s, e, _ in edits if e > s]
@@ -306,7 +288,7 @@ def _apply_site_edits(
 
 
 def _final_edits(
-    candidates: list[_Candidate],
+    candidates: list[Candidate],
     names: _RuntimeNames,
     parsed: _Module,
     edits: list[tuple[int, int, str]],
@@ -408,7 +390,7 @@ def _statements(tree: ast.Module) -> list[ast.stmt]:
 
 def _class_candidates(
     classes: list[ast.ClassDef], index: ScopeIndex, text: SourceText, bases: BaseCheck
-) -> list[_Candidate]:
+) -> list[Candidate]:
     out = []
     for cls in classes:
         outer, _ = index.class_scopes[cls]
@@ -417,7 +399,7 @@ def _class_candidates(
             continue
         first_line = start_line(cls)
         line, col = text.class_name_position(cls)
-        candidate = _Candidate("class", cls.name, first_line, end_line(cls), (line, col, col + len(cls.name)), cls)
+        candidate = Candidate("class", cls.name, first_line, end_line(cls), (line, col, col + len(cls.name)), cls)
         as_base = bases.refusal(cls, [])
         if as_base is not None:
             candidate.outcome, candidate.refusal_position = as_base
@@ -449,7 +431,7 @@ class _RuntimeNames:
         return _RuntimeNames(runtime_name, flat_class_name, record_name)
 
 
-def _runtime_import_line(candidates: list[_Candidate], names: _RuntimeNames, newline: str) -> str:
+def _runtime_import_line(candidates: list[Candidate], names: _RuntimeNames, newline: str) -> str:
     """``from inliner.runtime import ...``: what the flattened candidates use, as the module names it."""
     needs_flat_class = any(isinstance(c.outcome, CustomVJP) and c.outcome.kept and c.base is None for c in candidates)
     uses_record = any(isinstance(c.outcome, CustomVJP) and c.outcome.spec.ctx_record for c in candidates)
@@ -460,49 +442,9 @@ def _runtime_import_line(candidates: list[_Candidate], names: _RuntimeNames, new
     return f"from {RUNTIME_MODULE} import {', '.join(spelled)}{newline}"
 
 
-def _subclass_candidates(
-    classes: list[ast.ClassDef], candidates: list[_Candidate], index: ScopeIndex, text: SourceText
-) -> list[_Candidate]:
-    """Classes deriving from a Function class of the same scope (and from nothing else):
-    flattened together with it, or left with it."""
-    by_node: dict[ast.AST, _Candidate] = {c.node: c for c in candidates if c.kind == "class"}
-    out = []
-    for cls in classes:  # source order: a base comes before its subclasses
-        if cls in by_node or len(cls.bases) != 1 or cls.keywords or not isinstance(cls.bases[0], ast.Name):
-            continue
-        outer, _ = index.class_scopes[cls]
-        bindings = outer.bindings.get(cls.bases[0].id, ())
-        if index.lookup(cls.bases[0].id, outer) is not outer or len(bindings) != 1:
-            continue
-        base = by_node.get(bindings[0].node)
-        if base is None:
-            continue
-        first_line = start_line(cls)
-        line, col = text.class_name_position(cls)
-        candidate = _Candidate(
-            "class", cls.name, first_line, end_line(cls), (line, col, col + len(cls.name)), cls, base=base
-        )
-        candidate.generation = base.generation + 1
-        by_node[cls] = candidate
-        out.append(candidate)
-    return out
-
-
-def _body_scope(member: _Candidate, index: ScopeIndex) -> Scope:
-    """The scope of a class family member's body (every member is a class)."""
-    assert isinstance(member.node, ast.ClassDef)
-    return index.class_scopes[member.node][1]
-
-
-def _root(candidate: _Candidate) -> _Candidate:
-    while candidate.base is not None:
-        candidate = candidate.base
-    return candidate
-
-
 def _flatten_family(
-    root: _Candidate,
-    candidates: list[_Candidate],
+    root: Candidate,
+    candidates: list[Candidate],
     index: ScopeIndex,
     text: SourceText,
     taken: set[str],
@@ -512,63 +454,23 @@ def _flatten_family(
     bases: BaseCheck,
     run: _Run,
 ) -> list[tuple[int, int, str]]:
-    """Flatten a Function class and its same-scope subclasses, all or none: a subclass
-    left a Function cannot derive from a kept class, nor a flattened one from a Function;
-    a subclass meant as a base keeps the family as written."""
-    family = [c for c in candidates if _root(c) is root and c.outcome is None]
-    edits: list[tuple[int, int, str]] = []
-    for member in family:
-        assert isinstance(member.node, ast.ClassDef)
-        as_base = (
-            bases.refusal(member.node, [_class_node(a) for a in _ancestors(member)])
-            if member.base is not None
-            else None
-        )
-        if as_base is not None:
-            member.outcome, member.refusal_position = as_base
-        else:
-            try:
-                edits.extend(_flatten_class(member, family, index, text, taken, names, parents, compiling, run))
-            except Refuse as refuse:
-                member.outcome = refuse.refusal
-            except Exception as exc:  # an engine bug: this family stays as written, the others go on
-                member.outcome = _internal_refusal(exc)
-        if isinstance(member.outcome, Refusal):
-            for other in family:
-                if other is not member:
-                    other.outcome = Refusal(Code.USED_AS_FUNCTION, _family_reason(other, member), None)
-                    other.refusal_position = None
-            return []
-    return edits
+    """``flatten_family``, each member flattened by ``_flatten_class``."""
 
+    def flatten(member: Candidate, family: list[Candidate]) -> list[tuple[int, int, str]]:
+        try:
+            return _flatten_class(member, family, index, text, taken, names, parents, compiling, run)
+        except Refuse as refuse:
+            member.outcome = refuse.refusal
+        except Exception as exc:  # an engine bug: this family stays as written, the others go on
+            member.outcome = _internal_refusal(exc)
+        return []
 
-def _class_node(candidate: _Candidate) -> ast.ClassDef:
-    assert isinstance(candidate.node, ast.ClassDef)
-    return candidate.node
-
-
-def _family_reason(other: _Candidate, failed: _Candidate) -> str:
-    if _derives(failed, other):
-        relation = "subclass"
-    elif _derives(other, failed):
-        relation = "base"
-    else:
-        relation = "sibling"
-    return f"its {relation} {failed.name} (line {failed.first_line}) cannot be flattened, and they stay or go together"
-
-
-def _derives(candidate: _Candidate, ancestor: _Candidate) -> bool:
-    base = candidate.base
-    while base is not None:
-        if base is ancestor:
-            return True
-        base = base.base
-    return False
+    return flatten_family(root, candidates, bases, flatten)
 
 
 def _flatten_class(
-    candidate: _Candidate,
-    family: list[_Candidate],
+    candidate: Candidate,
+    family: list[Candidate],
     index: ScopeIndex,
     text: SourceText,
     taken: set[str],
@@ -623,12 +525,12 @@ def _flatten_class(
     rendered, written = lowering.once(("emit", kind, run.line_length), make)
     start = text.offset(candidate.first_line, 0)
     ranges = [(candidate.first_line, candidate.last_line)]
-    ranges += [(b.first_line, b.last_line) for b in _ancestors(candidate)]  # where inherited members were written
+    ranges += [(b.first_line, b.last_line) for b in ancestors(candidate)]  # where inherited members were written
     origin = class_origin(cls, tuple(sorted(ranges)), vjp, names.custom_vjp, written)
     return [(start, text.line_end(candidate.last_line), Emitted(rendered, origin))]
 
 
-def _lowered(candidate: _Candidate, lowering: Lowering) -> CustomVJP:
+def _lowered(candidate: Candidate, lowering: Lowering) -> CustomVJP:
     """The candidate's lowering as its outcome: the flat form, or the refusal raised again."""
     if isinstance(lowering.outcome, Refusal):
         candidate.refusal_position = relocated(lowering, candidate.first_line)
@@ -646,7 +548,7 @@ class _ClassProduct:
     decorator_generations: dict[cst.CSTNode, int]  # decorator expression -> generation of the class it is in
 
 
-def check_no_new_names_once(lowering: Lowering, vjp: CustomVJP, candidate: _Candidate, names: _RuntimeNames) -> None:
+def check_no_new_names_once(lowering: Lowering, vjp: CustomVJP, candidate: Candidate, names: _RuntimeNames) -> None:
     """The name invariant, checked once per lowering (what it reads is in the key)."""
     node = lowering.product.block.node
     assert isinstance(node, cst.ClassDef)
@@ -657,7 +559,7 @@ def check_no_new_names_once(lowering: Lowering, vjp: CustomVJP, candidate: _Cand
     lowering.once("check", lambda: check_no_new_names(vjp, methods, module_level=module_level))
 
 
-def _class_key(candidate: _Candidate, text: SourceText, names: _RuntimeNames, as_class: bool, unique: bool) -> Hashable:
+def _class_key(candidate: Candidate, text: SourceText, names: _RuntimeNames, as_class: bool, unique: bool) -> Hashable:
     """Everything a class's lowering reads besides what it asks: its text, how the module
     uses it (decided on every run), the runtime names, and its base's lowering (by serial,
     with where the base lies relative to it: refusal positions inside the base are relative)."""
@@ -677,7 +579,7 @@ def _class_key(candidate: _Candidate, text: SourceText, names: _RuntimeNames, as
 
 
 def _lower_class(
-    candidate: _Candidate,
+    candidate: Candidate,
     text: SourceText,
     taken: TakenNames,
     ask: Callable[[Any], Any],
@@ -748,15 +650,15 @@ class _ClassQuestions:
     """The questions a class's lowering asks about the rest of the module, answered for
     this run's text: a value for the lowering, and an answer the cache compares."""
 
-    def __init__(self, candidate: _Candidate, index: ScopeIndex, text: SourceText) -> None:
+    def __init__(self, candidate: Candidate, index: ScopeIndex, text: SourceText) -> None:
         cls = candidate.node
         assert isinstance(cls, ast.ClassDef)
         self.index, self.text = index, text
         self.outer = index.class_scopes[cls][0]
         self.bodies: list[Scope] = []  # its body, its base's, ... (``qualify`` depth)
-        member: _Candidate | None = candidate
+        member: Candidate | None = candidate
         while member is not None:
-            self.bodies.append(_body_scope(member, index))
+            self.bodies.append(body_scope(member, index))
             member = member.base
         self.reader = DecoratorReader(index, self.bodies[0], candidate.name)
 
@@ -781,7 +683,7 @@ class _ClassQuestions:
         raise LookupError(f"unknown question {question!r}")
 
 
-def _uses(candidate: _Candidate, family: list[_Candidate], index: ScopeIndex, text: SourceText, parents: Parents):
+def _uses(candidate: Candidate, family: list[Candidate], index: ScopeIndex, text: SourceText, parents: Parents):
     """How the module uses the class (``class_uses``); a refusal points at the use.
 
     Readable attributes are those its bases and its subclasses define: ``cls.hook`` in a
@@ -790,9 +692,9 @@ def _uses(candidate: _Candidate, family: list[_Candidate], index: ScopeIndex, te
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
     readable: set[str] = set()
-    related = [c for c in family if c is candidate or _derives(candidate, c) or _derives(c, candidate)]
+    related = [c for c in family if c is candidate or derives(candidate, c) or derives(c, candidate)]
     for member in related:
-        readable |= set(_body_scope(member, index).bindings)
+        readable |= set(body_scope(member, index).bindings)
     readable -= AUTOGRAD_MEMBERS | FUNCTION_ATTRIBUTES
     try:
         return class_uses(cls, index, parents, readable=readable)
@@ -808,7 +710,7 @@ def _uses(candidate: _Candidate, family: list[_Candidate], index: ScopeIndex, te
 
 
 def _inherited_by_subclasses(
-    candidate: _Candidate, node: cst.ClassDef, inherited: Inherited | None, qualified
+    candidate: Candidate, node: cst.ClassDef, inherited: Inherited | None, qualified
 ) -> Inherited:
     body = split_class_body(node, is_classmethod=lambda expr: "builtins.classmethod" in qualified(expr))
     members = {**(inherited.members if inherited else {}), **body.members}
@@ -833,7 +735,7 @@ def _decorator_nodes(inherited: Inherited, node: cst.ClassDef) -> list[cst.CSTNo
     return found
 
 
-def _base_blocks(candidate: _Candidate) -> list[Block]:
+def _base_blocks(candidate: Candidate) -> list[Block]:
     out = []
     base = candidate.base
     while base is not None:
@@ -863,7 +765,7 @@ def _helper(index: ScopeIndex, outer: Scope, name: str, from_helper: bool) -> tu
 # -- autograd_function_apply calls --------------------------------------------------
 
 
-def _refuse_calls_inside_classes(candidates: list[_Candidate]) -> None:
+def _refuse_calls_inside_classes(candidates: list[Candidate]) -> None:
     """A Function class whose body calls the op is left alone, and so are those calls.
 
     Rewriting either alone is not stable (the flat fwd would hold a call a second run
@@ -887,7 +789,7 @@ def _refuse_calls_inside_classes(candidates: list[_Candidate]) -> None:
             )
 
 
-def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> list[_Candidate]:
+def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> list[Candidate]:
     out = []
     sites = sorted(find_calls(tree, index), key=lambda s: (s.call.lineno, s.call.col_offset))
     named = names_from_comments(sites, text)
@@ -895,7 +797,7 @@ def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> l
         call = site.call
         line, col = call.lineno, text.char_column(call.lineno, call.col_offset)
         end_col = text.char_column(line, end_column(call.func)) if end_line(call.func) == line else col
-        candidate = _Candidate("call", HOP_LEAF, call.lineno, end_line(call), (line, col, end_col), call, hop=site)
+        candidate = Candidate("call", HOP_LEAF, call.lineno, end_line(call), (line, col, end_col), call, hop=site)
         try:
             resolve(site, tree, index, text)
             assert site.fwd is not None and site.bwd is not None, "resolve sets both bodies or refuses"
@@ -911,7 +813,7 @@ def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> l
 
 
 def _flatten_call(
-    candidate: _Candidate,
+    candidate: Candidate,
     tree: ast.Module,
     text: SourceText,
     taken: set[str],
@@ -1010,7 +912,7 @@ def _call_key(
 
 
 def _call_lowerer(
-    candidate: _Candidate,
+    candidate: Candidate,
     site: HopCall,
     text: SourceText,
     spans: list[tuple[int, int, int]],
@@ -1052,7 +954,7 @@ class _positions_from:
     """Record where a refusal raised inside the lowering points to, in file coordinates
     (the refused node lies in one of ``blocks``)."""
 
-    def __init__(self, candidate: _Candidate, *blocks) -> None:
+    def __init__(self, candidate: Candidate, *blocks) -> None:
         self.candidate = candidate
         self.blocks = blocks
 
@@ -1076,7 +978,7 @@ def _internal_refusal(exc: Exception) -> Refusal:
     )
 
 
-def _selected(candidate: _Candidate, select: Selection) -> bool:
+def _selected(candidate: Candidate, select: Selection) -> bool:
     if select.name is not None:
         return candidate.name == select.name
     if select.line is not None:
@@ -1084,7 +986,7 @@ def _selected(candidate: _Candidate, select: Selection) -> bool:
     return True
 
 
-def _targets(candidates: list[_Candidate], diagnostics: list[Diagnostic]) -> tuple[Target, ...]:
+def _targets(candidates: list[Candidate], diagnostics: list[Diagnostic]) -> tuple[Target, ...]:
     """What was looked at, where, and how to ask for it alone: a class by its name when
     no other candidate shares it, anything else by the line of its name."""
     names = Counter(c.name for c in candidates)
@@ -1100,7 +1002,7 @@ def _targets(candidates: list[_Candidate], diagnostics: list[Diagnostic]) -> tup
     return tuple(targets)
 
 
-def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
+def _diagnostic(candidate: Candidate, path: str) -> Diagnostic:
     outcome = candidate.outcome
     line, col, end_col = candidate.name_position
     if isinstance(outcome, Refusal):
@@ -1144,7 +1046,7 @@ def _diagnostic(candidate: _Candidate, path: str) -> Diagnostic:
     )
 
 
-def _pragma_diagnostics(candidate: _Candidate, compiling: CompileContext, path: str) -> list[Diagnostic]:
+def _pragma_diagnostics(candidate: Candidate, compiling: CompileContext, path: str) -> list[Diagnostic]:
     """An INL300 warning for a ``# inliner:`` pragma that is not understood (it is ignored)."""
     node = candidate.node
     pragma = compiling.class_pragma(node) if isinstance(node, ast.ClassDef) else compiling.call_pragma(node)
@@ -1173,16 +1075,6 @@ def _message(label: str, reason: str) -> str:
 
 
 # -- where generated text comes from (for the line map) -----------------------------
-
-
-def _ancestors(candidate: _Candidate) -> list[_Candidate]:
-    """The candidates of its family it derives from, nearest first."""
-    found = []
-    base = candidate.base
-    while base is not None:
-        found.append(base)
-        base = base.base
-    return found
 
 
 def class_origin(

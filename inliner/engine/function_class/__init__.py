@@ -1,1 +1,1 @@
-"""A ``torch.autograd.Function`` subclass lowered to a ``CustomVJP``: ctx as named residuals (``lower_function``), else as a ctx record (``ctx_record``)."""
+"""A ``torch.autograd.Function`` subclass lowered to a ``CustomVJP``: ctx as named residuals (``lower_function``), else as a ctx record (``ctx_record``); a class and its same-scope subclasses flattened all or none (``family``)."""

@@ -30,25 +30,27 @@ import libcst as cst
 from inliner.engine.analysis.compile_context import CompileContext, bodies_of
 from inliner.engine.analysis.compile_kind import CALL_RESIDUALS, CLASS_RESIDUALS, CompileKind, names_mutated_in
 from inliner.engine.analysis.compile_overrides import CompileOverrides
-from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.analysis.scopes import ScopeIndex, dotted
 from inliner.engine.candidate import Candidate
 from inliner.engine.codes import Code
 from inliner.engine.compile_check import check_compiles
 from inliner.engine.diagnostics import Diagnostic, Severity, internal_error
 from inliner.engine.emit import emit
-from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_uses
-from inliner.engine.function_class.decorators import DecoratorReader, DecoratorUse
+from inliner.engine.function_class.class_uses import Parents
 from inliner.engine.function_class.family import (
     ancestors,
-    body_scope,
-    derives,
+    base_blocks,
+    decorator_nodes,
     flatten_family,
+    inherited_by_subclasses,
+    module_uses,
     root_of,
     subclass_candidates,
 )
-from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
+from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS
 from inliner.engine.function_class.lower_function import Inherited, lower_function_class
 from inliner.engine.function_class.meant_as_base import BaseCheck
+from inliner.engine.function_class.questions import ClassQuestions, WatchedReader
 from inliner.engine.imports import import_edits, spaced_insertion
 from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, Remember, WatchedNames, relocated
 from inliner.engine.invariants import check_no_new_names
@@ -482,11 +484,11 @@ def _flatten_class(
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
     outer_scope = index.class_scopes[cls][0]
-    uses = _uses(candidate, family, index, text, parents)  # module-wide: decided on every run
+    uses = module_uses(candidate, family, index, text, parents)  # module-wide: decided on every run
     candidate.apply_sites = uses.apply_sites
     base = candidate.base
     assert base is None or base.inherited is not None
-    questions = _ClassQuestions(candidate, index, text)
+    questions = ClassQuestions(candidate, index, text)
 
     def lower(taking: WatchedNames, ask: Callable[[Any], Any]) -> tuple[CustomVJP, _ClassProduct]:
         return _lower_class(candidate, text, taking, ask, uses.as_class, uses.unique, names.record)
@@ -587,7 +589,7 @@ def _lower_class(
     unique: bool,
     record_name: str,
 ) -> tuple[CustomVJP, _ClassProduct]:
-    """Lower one class, learning about the module only through ``ask`` (``_ClassQuestions``)."""
+    """Lower one class, learning about the module only through ``ask`` (``ClassQuestions``)."""
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
     block = parse_block(text, candidate.first_line, candidate.last_line, cls.lineno)
@@ -612,13 +614,13 @@ def _lower_class(
             parsed[found[1]] = parse_block(text, *found[1]).node
         return ("def", parsed[found[1]])
 
-    blocks = [block, *_base_blocks(candidate)]
+    blocks = [block, *base_blocks(candidate)]
     with _positions_from(candidate, *blocks):
         vjp = lower_function_class(
             block.node,
             qualified=qualified,
             taken=taken,
-            decorators=_WatchedReader(candidate.name, ask),
+            decorators=WatchedReader(candidate.name, ask),
             keep=as_class,
             # a class decorator may bind the name to something else than the class `cls` is
             class_alias=candidate.name if unique and not cls.decorator_list else None,
@@ -626,140 +628,9 @@ def _lower_class(
             resolve=resolve,
             record_name=record_name,
         )
-        mine = _inherited_by_subclasses(candidate, block.node, inherited, qualified)
-    own = {key: me for key in _decorator_nodes(mine, block.node)}
+        mine = inherited_by_subclasses(candidate, block.node, inherited, qualified)
+    own = {key: me for key in decorator_nodes(mine, block.node)}
     return vjp, _ClassProduct(block, mine, {**generations, **own})
-
-
-class _WatchedReader(DecoratorReader):
-    """The class's ``DecoratorReader`` whose questions about the module go through ``ask``."""
-
-    def __init__(self, cls_name: str, ask: Callable[[Any], Any]) -> None:
-        self.cls_name = cls_name
-        self._ask = ask
-
-    def qualified(self, node: cst.CSTNode) -> set[str]:
-        name = cst_dotted(node)
-        return self._ask(("qualify", 0, name)) if name else set()
-
-    def classify(self, expr: cst.BaseExpression, member: str) -> DecoratorUse:
-        return self._ask(("decorator", expr, member))
-
-
-class _ClassQuestions:
-    """The questions a class's lowering asks about the rest of the module, answered for
-    this run's text: a value for the lowering, and an answer the cache compares."""
-
-    def __init__(self, candidate: Candidate, index: ScopeIndex, text: SourceText) -> None:
-        cls = candidate.node
-        assert isinstance(cls, ast.ClassDef)
-        self.index, self.text = index, text
-        self.outer = index.class_scopes[cls][0]
-        self.bodies: list[Scope] = []  # its body, its base's, ... (``qualify`` depth)
-        member: Candidate | None = candidate
-        while member is not None:
-            self.bodies.append(body_scope(member, index))
-            member = member.base
-        self.reader = DecoratorReader(index, self.bodies[0], candidate.name)
-
-    def ask(self, question: tuple) -> tuple[Any, Hashable]:
-        topic = question[0]
-        if topic == "qualify":
-            _, depth, name = question
-            found = self.index.qualify(name, self.bodies[depth])
-            return found, frozenset(found)
-        if topic == "decorator":
-            _, expr, member = question
-            use = self.reader.classify(expr, member)
-            definition = ast.dump(use.definition) if use.definition is not None else None
-            return use, (use.kind, use.target, use.pass_through, definition)
-        if topic == "helper":
-            _, name, from_helper = question
-            helper = _helper(self.index, self.outer, name, from_helper)
-            if helper is None or helper[0] != "def":
-                return helper, helper
-            first, last, indent_line = helper[1]
-            return helper, ("def", self.text.lines_between(first, last), self.text.indentation(indent_line))
-        raise LookupError(f"unknown question {question!r}")
-
-
-def _uses(candidate: Candidate, family: list[Candidate], index: ScopeIndex, text: SourceText, parents: Parents):
-    """How the module uses the class (``class_uses``); a refusal points at the use.
-
-    Readable attributes are those its bases and its subclasses define: ``cls.hook`` in a
-    base may mean a subclass's hook (read from the base itself, it is missing either way).
-    """
-    cls = candidate.node
-    assert isinstance(cls, ast.ClassDef)
-    readable: set[str] = set()
-    related = [c for c in family if c is candidate or derives(candidate, c) or derives(c, candidate)]
-    for member in related:
-        readable |= set(body_scope(member, index).bindings)
-    readable -= AUTOGRAD_MEMBERS | FUNCTION_ATTRIBUTES
-    try:
-        return class_uses(cls, index, parents, readable=readable)
-    except RefuseAt as refuse:
-        at = refuse.at
-        candidate.refusal_position = (
-            at.lineno,
-            text.char_column(at.lineno, at.col_offset),
-            end_line(at),
-            text.char_column(end_line(at), end_column(at)),
-        )
-        raise
-
-
-def _inherited_by_subclasses(
-    candidate: Candidate, node: cst.ClassDef, inherited: Inherited | None, qualified
-) -> Inherited:
-    body = split_class_body(node, is_classmethod=lambda expr: "builtins.classmethod" in qualified(expr))
-    members = {**(inherited.members if inherited else {}), **body.members}
-    generate_vmap_rule = body.generate_vmap_rule
-    if generate_vmap_rule is None and inherited is not None:
-        generate_vmap_rule = inherited.generate_vmap_rule
-    defines_symbolic = body.symbolic or (inherited is not None and inherited.symbolic_base is not None)
-    return Inherited(members, generate_vmap_rule, candidate.name if defines_symbolic else None)
-
-
-def _decorator_nodes(inherited: Inherited, node: cst.ClassDef) -> list[cst.CSTNode]:
-    """Decorators of a class's own autograd members resolve in its body, also when a
-    subclass inherits them: their expressions (and their callees)."""
-    own = [m for m in inherited.members.values() if any(m is s for s in node.body.body)]
-    found: list[cst.CSTNode] = []
-    for member in own:
-        for decorator in member.decorators:
-            expr = decorator.decorator
-            found.append(expr)
-            if isinstance(expr, cst.Call):
-                found.append(expr.func)
-    return found
-
-
-def _base_blocks(candidate: Candidate) -> list[Block]:
-    out = []
-    base = candidate.base
-    while base is not None:
-        if base.block is not None:
-            out.append(base.block)
-        base = base.base
-    return out
-
-
-def _helper(index: ScopeIndex, outer: Scope, name: str, from_helper: bool) -> tuple[str, Any] | None:
-    """What a call of a bare name reaches from the class's methods (``from_helper``: from a
-    module-level function): a function defined once at module level (its lines: first,
-    last, the ``def`` line), or a builtin."""
-    found = index.lookup(name, index.scopes_root(outer) if from_helper else outer)
-    if found is None:
-        return ("builtin", None)
-    bindings = found.bindings.get(name, ())
-    if not found.is_module or len(bindings) != 1 or bindings[0].kind != "def":
-        return None
-    node = bindings[0].node
-    if not isinstance(node, ast.FunctionDef):
-        return None
-    first = start_line(node)
-    return ("def", (first, end_line(node), node.lineno))
 
 
 # -- autograd_function_apply calls --------------------------------------------------

@@ -1,1 +1,1 @@
-"""A ``torch.autograd.Function`` subclass lowered to a ``CustomVJP``: ctx as named residuals (``lower_function``), else as a ctx record (``ctx_record``); a class and its same-scope subclasses flattened all or none (``family``)."""
+"""A ``torch.autograd.Function`` subclass lowered to a ``CustomVJP``: ctx as named residuals (``lower_function``), else as a ctx record (``ctx_record``); a class and its same-scope subclasses flattened all or none (``family``); what its lowering asks about the module (``questions``)."""

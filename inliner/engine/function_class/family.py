@@ -1,17 +1,24 @@
 """A ``Function`` class and its same-scope subclasses, a family flattened all or none:
-which classes derive from which, and what the others become when one cannot be flattened."""
+which classes derive from which, what the others become when one cannot be flattened,
+how the module uses a member (attributes its relatives define are readable), and what
+a subclass inherits from its base's lowering."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable
 
+import libcst as cst
+
 from inliner.engine.analysis.scopes import Scope, ScopeIndex
 from inliner.engine.candidate import Candidate
 from inliner.engine.codes import Code
+from inliner.engine.function_class.class_uses import Parents, RefuseAt, class_uses
+from inliner.engine.function_class.kept_class import AUTOGRAD_MEMBERS, FUNCTION_ATTRIBUTES, split_class_body
+from inliner.engine.function_class.lower_function import Inherited
 from inliner.engine.function_class.meant_as_base import BaseCheck
 from inliner.engine.model import Refusal
-from inliner.engine.source import SourceText, end_line, start_line
+from inliner.engine.source import Block, SourceText, end_column, end_line, start_line
 
 
 def subclass_candidates(
@@ -118,3 +125,65 @@ def ancestors(candidate: Candidate) -> list[Candidate]:
         found.append(base)
         base = base.base
     return found
+
+
+def module_uses(candidate: Candidate, family: list[Candidate], index: ScopeIndex, text: SourceText, parents: Parents):
+    """How the module uses the class (``class_uses``); a refusal points at the use.
+
+    Readable attributes are those its bases and its subclasses define: ``cls.hook`` in a
+    base may mean a subclass's hook (read from the base itself, it is missing either way).
+    """
+    cls = candidate.node
+    assert isinstance(cls, ast.ClassDef)
+    readable: set[str] = set()
+    related = [c for c in family if c is candidate or derives(candidate, c) or derives(c, candidate)]
+    for member in related:
+        readable |= set(body_scope(member, index).bindings)
+    readable -= AUTOGRAD_MEMBERS | FUNCTION_ATTRIBUTES
+    try:
+        return class_uses(cls, index, parents, readable=readable)
+    except RefuseAt as refuse:
+        at = refuse.at
+        candidate.refusal_position = (
+            at.lineno,
+            text.char_column(at.lineno, at.col_offset),
+            end_line(at),
+            text.char_column(end_line(at), end_column(at)),
+        )
+        raise
+
+
+def inherited_by_subclasses(
+    candidate: Candidate, node: cst.ClassDef, inherited: Inherited | None, qualified
+) -> Inherited:
+    body = split_class_body(node, is_classmethod=lambda expr: "builtins.classmethod" in qualified(expr))
+    members = {**(inherited.members if inherited else {}), **body.members}
+    generate_vmap_rule = body.generate_vmap_rule
+    if generate_vmap_rule is None and inherited is not None:
+        generate_vmap_rule = inherited.generate_vmap_rule
+    defines_symbolic = body.symbolic or (inherited is not None and inherited.symbolic_base is not None)
+    return Inherited(members, generate_vmap_rule, candidate.name if defines_symbolic else None)
+
+
+def decorator_nodes(inherited: Inherited, node: cst.ClassDef) -> list[cst.CSTNode]:
+    """Decorators of a class's own autograd members resolve in its body, also when a
+    subclass inherits them: their expressions (and their callees)."""
+    own = [m for m in inherited.members.values() if any(m is s for s in node.body.body)]
+    found: list[cst.CSTNode] = []
+    for member in own:
+        for decorator in member.decorators:
+            expr = decorator.decorator
+            found.append(expr)
+            if isinstance(expr, cst.Call):
+                found.append(expr.func)
+    return found
+
+
+def base_blocks(candidate: Candidate) -> list[Block]:
+    out = []
+    base = candidate.base
+    while base is not None:
+        if base.block is not None:
+            out.append(base.block)
+        base = base.base
+    return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import astuple, dataclass
 from typing import Any, Literal
@@ -28,7 +28,7 @@ from typing import Any, Literal
 import libcst as cst
 
 from inliner.engine.analysis.compile_context import CompileContext, bodies_of
-from inliner.engine.analysis.compile_kind import CALL_RESIDUALS, CLASS_RESIDUALS, CompileKind, names_mutated_in
+from inliner.engine.analysis.compile_kind import CALL_RESIDUALS, CLASS_RESIDUALS, names_mutated_in
 from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.analysis.scopes import ScopeIndex, dotted
 from inliner.engine.candidate import Candidate
@@ -72,7 +72,8 @@ from inliner.engine.op_call.splice import (
     result_renames,
     splice_locals,
 )
-from inliner.engine.result import FlattenResult, Selection, Target, TextEdit
+from inliner.engine.report import Report, selected
+from inliner.engine.result import FlattenResult, Selection, TextEdit
 from inliner.engine.source import Block, SourceText, end_column, end_line, parse_block, start_line
 from inliner.engine.user_text import Originals, WrittenLines
 
@@ -155,7 +156,7 @@ def rewrite_module(
     if not candidates:
         return FlattenResult(source)
     names, edits, local_edits = _lower_candidates(candidates, parsed, compiling, bases, run)
-    report = _Report.of(candidates, compiling, path)
+    report = Report.of(candidates, compiling, path)
     if not report.flattened or run.diagnostics_only:
         return FlattenResult(
             source, report.diagnostics, report.flattened, report.refused, targets=report.targets,
@@ -186,8 +187,8 @@ def _find_candidates(parsed: _Module, select: Selection | None, bases: BaseCheck
     candidates.sort(key=lambda c: (c.first_line, c.name_position))
     _refuse_calls_inside_classes(candidates)
     if select is not None:
-        chosen = {root_of(c).node for c in candidates if _selected(c, select)}
-        candidates = [c for c in candidates if _selected(c, select) or root_of(c).node in chosen]
+        chosen = {root_of(c).node for c in candidates if selected(c, select)}
+        candidates = [c for c in candidates if selected(c, select) or root_of(c).node in chosen]
     return candidates
 
 
@@ -246,30 +247,6 @@ def _flatten_call_or_refuse(
         candidate.name = name  # an op call is renamed once lowered
         candidate.outcome = _internal_refusal(exc)
     return []
-
-
-@dataclass(frozen=True)
-class _Report:
-    """What the result says about the candidates, whether or not code is emitted."""
-
-    diagnostics: tuple[Diagnostic, ...]
-    flattened: tuple[str, ...]
-    refused: tuple[str, ...]
-    targets: tuple[Target, ...]
-    kinds: tuple[tuple[str, CompileKind], ...]
-
-    @staticmethod
-    def of(candidates: list[Candidate], compiling: CompileContext, path: str) -> _Report:
-        own = [_diagnostic(c, path) for c in candidates]
-        pairs = zip(candidates, own)
-        diagnostics = tuple(d for c, mine in pairs for d in (mine, *_pragma_diagnostics(c, compiling, path)))
-        flattened = tuple(c.name for c in candidates if isinstance(c.outcome, CustomVJP))
-        refused = tuple(c.name for c in candidates if isinstance(c.outcome, Refusal))
-        targets = _targets(candidates, own)
-        kinds = tuple(
-            (c.name, c.compile) for c in candidates if isinstance(c.outcome, CustomVJP) and c.compile is not None
-        )
-        return _Report(diagnostics, flattened, refused, targets, kinds)
 
 
 def _apply_site_edits(
@@ -847,102 +824,6 @@ def _internal_refusal(exc: Exception) -> Refusal:
     return Refusal(
         Code.INTERNAL_ERROR, f"internal error ({internal_error(exc)}); please report this as an inliner bug", None
     )
-
-
-def _selected(candidate: Candidate, select: Selection) -> bool:
-    if select.name is not None:
-        return candidate.name == select.name
-    if select.line is not None:
-        return candidate.first_line <= select.line <= candidate.last_line
-    return True
-
-
-def _targets(candidates: list[Candidate], diagnostics: list[Diagnostic]) -> tuple[Target, ...]:
-    """What was looked at, where, and how to ask for it alone: a class by its name when
-    no other candidate shares it, anything else by the line of its name."""
-    names = Counter(c.name for c in candidates)
-    targets = []
-    for candidate, diagnostic in zip(candidates, diagnostics):
-        if candidate.kind == "class" and names[candidate.name] == 1:
-            select = Selection(name=candidate.name)
-        else:
-            select = Selection(line=candidate.name_position[0])
-        flattened = isinstance(candidate.outcome, CustomVJP)
-        span = (candidate.first_line, candidate.last_line)
-        targets.append(Target(candidate.name, candidate.kind, *span, flattened, select, diagnostic))
-    return tuple(targets)
-
-
-def _diagnostic(candidate: Candidate, path: str) -> Diagnostic:
-    outcome = candidate.outcome
-    line, col, end_col = candidate.name_position
-    if isinstance(outcome, Refusal):
-        if candidate.refusal_position is not None:
-            line, col, end_line, end_col = candidate.refusal_position
-        else:
-            end_line = line
-        return Diagnostic(
-            path,
-            line,
-            col + 1,
-            outcome.code,
-            _message(candidate.label, outcome.reason),
-            Severity.WARNING,
-            name=candidate.name,
-            end_line=end_line,
-            end_column=end_col + 1,
-        )
-    what = (
-        f"class {candidate.name} is flattened into explicit fwd/bwd functions"
-        if candidate.kind == "class"
-        else f"autograd_function_apply call is flattened into {candidate.name}"
-    )
-    if isinstance(outcome, CustomVJP) and outcome.kept is not None:
-        what += "; it stays a class (its module uses it as one), whose apply is the flat callable"
-    if isinstance(outcome, CustomVJP) and outcome.spec.ctx_record:
-        what += f", its ctx kept as a record ({outcome.spec.record_reason})"
-    kind = candidate.compile
-    if kind is not None and (not kind.traceable or kind.origin != "inferred"):
-        what += f"; compile kind {kind.kind}" + (f": {kind.reason}" if kind.reason else "")
-    return Diagnostic(
-        path,
-        line,
-        col + 1,
-        Code.FLATTENED,
-        what,
-        Severity.INFO,
-        name=candidate.name,
-        end_line=line,
-        end_column=end_col + 1,
-    )
-
-
-def _pragma_diagnostics(candidate: Candidate, compiling: CompileContext, path: str) -> list[Diagnostic]:
-    """An INL300 warning for a ``# inliner:`` pragma that is not understood (it is ignored)."""
-    node = candidate.node
-    pragma = compiling.class_pragma(node) if isinstance(node, ast.ClassDef) else compiling.call_pragma(node)
-    if not pragma.problems:
-        return []
-    problems = "; ".join(pragma.problems)
-    message = f"{candidate.label}: pragma not understood ({problems}); ignored"
-    end = len(compiling.text.line(pragma.line).rstrip("\r\n"))
-    return [
-        Diagnostic(
-            path,
-            pragma.line,
-            pragma.column + 1,
-            Code.PRAGMA_NOT_UNDERSTOOD,
-            message,
-            Severity.WARNING,
-            name=candidate.name,
-            end_line=pragma.line,
-            end_column=end + 1,
-        )
-    ]
-
-
-def _message(label: str, reason: str) -> str:
-    return f"{label}: {reason}; left untouched"
 
 
 # -- where generated text comes from (for the line map) -----------------------------

@@ -18,9 +18,7 @@ it uses each class, compile kinds, imports) is decided again on every call.
 from __future__ import annotations
 
 import ast
-import re
 import warnings
-from collections import deque
 from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import astuple, dataclass
 from typing import Any, Literal
@@ -33,8 +31,7 @@ from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.analysis.scopes import ScopeIndex, dotted
 from inliner.engine.candidate import Candidate
 from inliner.engine.codes import Code
-from inliner.engine.compile_check import check_compiles
-from inliner.engine.diagnostics import Diagnostic, Severity, internal_error
+from inliner.engine.diagnostics import internal_error
 from inliner.engine.emit import emit
 from inliner.engine.function_class.class_uses import Parents
 from inliner.engine.function_class.family import (
@@ -52,7 +49,7 @@ from inliner.engine.function_class.lower_function import Inherited, lower_functi
 from inliner.engine.function_class.meant_as_base import BaseCheck
 from inliner.engine.function_class.questions import ClassQuestions, WatchedReader
 from inliner.engine.imports import import_edits, spaced_insertion
-from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, Remember, WatchedNames, relocated
+from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, WatchedNames, relocated
 from inliner.engine.invariants import check_no_new_names
 from inliner.engine.line_origin import Emitted, Origin
 from inliner.engine.model import CustomVJP, Refusal, Refuse
@@ -72,6 +69,7 @@ from inliner.engine.op_call.splice import (
     result_renames,
     splice_locals,
 )
+from inliner.engine.read import ParsedModule, read_module
 from inliner.engine.report import Report, selected
 from inliner.engine.result import FlattenResult, Selection, TextEdit
 from inliner.engine.source import Block, SourceText, end_column, end_line, parse_block, start_line
@@ -89,31 +87,6 @@ RUNTIME_MODULE = "inliner.runtime"
 RUNTIME_NAME = "custom_vjp"
 FLAT_CLASS_NAME = "FlatClass"
 RECORD_NAME = "Record"
-
-_CLASS_WITH_FUNCTION_BASE = re.compile(r"\bclass\s+\w+\s*\([^)]*Function\b|\bFunction\s+as\b|=\s*[\w.]*Function\b")
-_HOP_ALIASES = re.compile(
-    r"(\w+)\s*=\s*[\w.]*\bautograd_function_apply\b\s*$|\bautograd_function_apply\s+as\s+(\w+)", re.M
-)
-
-
-def may_contain_candidates(source: str) -> bool:
-    """A cheap textual pre-filter: no match means nothing to flatten, so skip the parse."""
-    if HOP_LEAF in source:
-        return True
-    if "Function" not in source:
-        return False
-    return _CLASS_WITH_FUNCTION_BASE.search(source) is not None
-
-
-@dataclass
-class _Module:
-    """One text parsed and indexed: what every run on that text reads (and never changes)."""
-
-    tree: ast.Module
-    classes: list[ast.ClassDef]
-    hop_names: frozenset[str]
-    index: ScopeIndex
-    text: SourceText
 
 
 @dataclass
@@ -144,7 +117,7 @@ def rewrite_module(
     line_length: int = 88,
 ) -> FlattenResult:
     run = _Run(cache if cache is not None else FlattenCache(), diagnostics_only, stop, line_length)
-    parsed = run.cache.module(source, path, lambda: _read_module(source, path, run.cache.remember))
+    parsed = run.cache.module(source, path, lambda: read_module(source, path, run.cache.remember))
     if isinstance(parsed, FlattenResult):
         return parsed
     of_statement = _statement_facts(run.cache, parsed.text)
@@ -175,7 +148,7 @@ def rewrite_module(
 # -- the phases of rewrite_module --------------------------------------------------
 
 
-def _find_candidates(parsed: _Module, select: Selection | None, bases: BaseCheck) -> list[Candidate]:
+def _find_candidates(parsed: ParsedModule, select: Selection | None, bases: BaseCheck) -> list[Candidate]:
     """Function classes, their same-scope subclasses and op calls, in source order (only
     the selected ones and their families, with ``select``)."""
     tree, index, text = parsed.tree, parsed.index, parsed.text
@@ -193,7 +166,7 @@ def _find_candidates(parsed: _Module, select: Selection | None, bases: BaseCheck
 
 
 def _lower_candidates(
-    candidates: list[Candidate], parsed: _Module, compiling: CompileContext, bases: BaseCheck, run: _Run
+    candidates: list[Candidate], parsed: ParsedModule, compiling: CompileContext, bases: BaseCheck, run: _Run
 ) -> tuple[_RuntimeNames, list[tuple[int, int, str]], dict[ast.AST, LocalEdits]]:
     """Lower every candidate (a class with its subclasses), setting each one's outcome.
 
@@ -230,7 +203,7 @@ def _lower_candidates(
 
 def _flatten_call_or_refuse(
     candidate: Candidate,
-    parsed: _Module,
+    parsed: ParsedModule,
     taken: set[str],
     runtime_name: str,
     local_edits: dict[ast.AST, LocalEdits],
@@ -269,7 +242,7 @@ def _apply_site_edits(
 def _final_edits(
     candidates: list[Candidate],
     names: _RuntimeNames,
-    parsed: _Module,
+    parsed: ParsedModule,
     edits: list[tuple[int, int, str]],
     path: str,
 ) -> tuple[TextEdit, ...]:
@@ -286,54 +259,6 @@ def _final_edits(
     return text.final_edits(edits)
 
 
-def _read_module(source: str, path: str, remember: Remember) -> _Module | FlattenResult:
-    """Parse and index ``source``; or the whole answer, when it holds nothing to do or cannot be read."""
-    if not may_contain_candidates(source):
-        return FlattenResult(source)
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError) as exc:
-        line = getattr(exc, "lineno", None) or 1
-        column = getattr(exc, "offset", None) or 1
-        message = getattr(exc, "msg", None) or str(exc)
-        diagnostic = Diagnostic(
-            path,
-            line,
-            column,
-            Code.PARSE_ERROR,
-            f"cannot parse: {message}",
-            Severity.ERROR,
-            **Diagnostic.syntax_error_end(exc, line, column),
-        )
-        return FlattenResult(source, (diagnostic,), error=f"cannot parse: {message} ({line}:{column})")
-
-    classes = [n for n in _statements(tree) if isinstance(n, ast.ClassDef) and n.bases]
-    if not classes and HOP_LEAF not in source:
-        return FlattenResult(source)
-    text = SourceText(source)
-    try:
-        check_compiles(tree, text, path, remember)
-    except (SyntaxError, ValueError) as exc:
-        line = getattr(exc, "lineno", None) or 1
-        message = getattr(exc, "msg", None) or str(exc)
-        column = Diagnostic.utf8_column(source, line, getattr(exc, "offset", None) or 1)  # AST columns are bytes
-        diagnostic = Diagnostic(
-            path,
-            line,
-            column,
-            Code.PARSE_ERROR,
-            f"cannot compile: {message}",
-            Severity.ERROR,
-            **Diagnostic.syntax_error_end(exc, line, column, utf8_of=source),
-        )
-        return FlattenResult(source, (diagnostic,), error=f"cannot compile: {message} (line {line})")
-    hop_names = (
-        frozenset({HOP_LEAF} | {a or b for a, b in _HOP_ALIASES.findall(source)}) if HOP_LEAF in source else frozenset()
-    )
-    index = ScopeIndex.build(tree, {c.name for c in classes}, hop_names)
-    return _Module(tree, classes, hop_names, index, text)
-
-
 def _statement_facts(cache: FlattenCache, text: SourceText) -> Callable[[ast.stmt], frozenset[str]]:
     """``names_mutated_in`` a top-level statement, remembered by the statement's own text
     (its lines, and where in them it starts and ends): the same text, the same answer."""
@@ -344,24 +269,6 @@ def _statement_facts(cache: FlattenCache, text: SourceText) -> Callable[[ast.stm
         return cache.remember(key, lambda: names_mutated_in(statement))
 
     return of_statement
-
-
-def _statements(tree: ast.Module) -> list[ast.stmt]:
-    """Every statement, nested ones included, in ``ast.walk``'s order (a class is a statement:
-    no need to walk the expressions, which are most of the tree)."""
-    found: list[ast.stmt] = []
-    queue: deque[ast.AST] = deque([tree])
-    while queue:
-        node = queue.popleft()
-        for name in node._fields:
-            value = getattr(node, name)
-            for child in value if isinstance(value, list) else ():
-                if isinstance(child, ast.stmt):
-                    found.append(child)
-                    queue.append(child)
-                elif isinstance(child, (ast.excepthandler, ast.match_case)):
-                    queue.append(child)
-    return found
 
 
 # -- Function subclasses ---------------------------------------------------------

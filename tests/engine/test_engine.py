@@ -6,7 +6,7 @@ import pytest
 
 from inliner import flatten
 from inliner.engine import Selection
-from inliner.engine.rewrite import may_contain_candidates
+from inliner.engine.read import may_contain_candidates
 from tests.support.paths import DOCS, ROOT
 
 DOUBLE = """\

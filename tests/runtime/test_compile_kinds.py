@@ -52,7 +52,7 @@ def _fresh_dynamo():
 
     torch._dynamo.reset()
     ck.SIDE_EFFECT_LOG.clear()
-    runtime._fallback_warned.clear()  # the fallback warning is once per Function and type
+    runtime._fallback._fallback_warned.clear()  # the fallback warning is once per Function and type
     yield
     torch._dynamo.reset()
     ck.SIDE_EFFECT_LOG.clear()

@@ -32,11 +32,11 @@ LOG: list = []
 
 @pytest.fixture(autouse=True)
 def _fresh():
-    from inliner import runtime
+    from inliner.runtime import _fallback
 
     torch._dynamo.reset()
     LOG.clear()
-    runtime._fallback_names.clear()
+    _fallback._fallback_names.clear()  # the fallback warning is once per Function
     yield
     torch._dynamo.reset()
     LOG.clear()

@@ -147,7 +147,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--dumps", action="store_true", help="fuzz dumped graphs of chained op calls instead of Functions"
     )
+    parser.add_argument(
+        "--compiled",
+        choices=("share", "always", "never"),
+        default="share",
+        help="the compiled comparison (tests/support/fuzz_compiled.py): on its share of modules, on all, on none",
+    )
     args = parser.parse_args(argv)
+    if args.compiled != "share":  # read by every worker's oracle
+        os.environ["INLINER_FUZZ_COMPILE"] = "1" if args.compiled == "always" else "0"
     avoid = frozenset(KNOWN_BUGS) if args.avoid == "all" else frozenset(a for a in args.avoid.split(",") if a)
     unknown = avoid - set(AVOIDABLE)
     if unknown:

@@ -192,3 +192,44 @@ def test_arbitrary_python_around_a_function_never_breaks(source, before):
         warnings.simplefilter("ignore")
         compile(result.source, "<rewritten>", "exec")
     assert _flatten_quietly(result.source).source == result.source
+
+
+def _split_bwd_at_trace_time(grads, ins, saved, numbers, key):
+    """A deliberately wrong split path: a side-effecting bwd traced into the graph (its
+    effects run once, when AOTAutograd traces it) instead of the opaque op run each backward."""
+    from inliner.runtime import _split
+
+    return _split._run_bwd(key, grads, saved, numbers)
+
+
+def _first_compiled_seed(feature_prefix: str) -> int:
+    for seed in range(200):
+        if any(f.startswith(feature_prefix) for f in generate_from_seed(seed, CI_AVOID).features):
+            return seed
+    raise AssertionError(f"no {feature_prefix} module in 200 seeds")
+
+
+def test_oracle_catches_a_split_backward_run_at_trace_time(monkeypatch):
+    """Eager is untouched by the break, so only the compiled comparison can see it."""
+    from inliner.runtime import _split
+
+    gen = generate_from_seed(_first_compiled_seed("flow_numpy_bwd_counter"), CI_AVOID)
+    assert not check_generated(gen, func=False, compiled=True).failures
+    monkeypatch.setattr(_split, "call_bwd", _split_bwd_at_trace_time)
+    broken = check_generated(gen, func=False, compiled=True)
+    assert "compiled-differs[flow]" in broken.kinds, broken.failures
+
+
+def test_oracle_catches_a_wrong_split_gradient(monkeypatch):
+    from inliner.runtime import _split
+
+    real = _split._run_bwd
+
+    def doubled(*args):
+        return [None if g is None else g * 2 for g in real(*args)]
+
+    gen = generate_from_seed(_first_compiled_seed("flow_callable"), CI_AVOID)
+    monkeypatch.setattr(_split, "_run_bwd", doubled)
+    broken = check_generated(gen, func=False, compiled=True)
+    assert "compiled-differs[flow]" in broken.kinds, broken.failures
+    assert not any(f.startswith("behaviour-differs") for f in broken.failures), "eager must not see it"

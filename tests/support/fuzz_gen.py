@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tests.support.fuzz_gen_compile import add_compile_features
+from tests.support.fuzz_gen_compile import add_compile_features, add_flow_function
 
 # -- choosers ------------------------------------------------------------------
 
@@ -1368,9 +1368,10 @@ def generate(ch: Chooser, avoid: frozenset[str] = frozenset()) -> Generated:
     source = rebind_through_with(ch, source, features)
     source = plain_backward(ch, source, features)
     source = save_behind_truth_test(ch, source, features)
+    source, flows = add_flow_function(ch, source, features)
     return Generated(
         source=source,
-        classes=[*classes, *added],
+        classes=[*classes, *added, *flows],
         probes=probes,
         features=features,
         draws=list(getattr(ch, "record", [])),

@@ -216,3 +216,77 @@ def scenario_object_argument():
     y = ObjFn.apply(x, obj)
     return [x], (y, ObjFn.apply(x * 2, obj))
 """
+
+
+@dataclass(frozen=True)
+class FlowFunction:
+    """A third Function, ``FlowFn``, whose forward dynamo may trace but not put in a graph
+    as one op (issue 27's split path): a numpy body, a passed-in function it calls, a
+    dataclass argument; some with a backward-only side effect."""
+
+    feature: str
+    params: str  # after x
+    forward: str
+    backward: str
+    args: str  # after x, in the scenario
+
+
+_NUMPY = "return torch.from_numpy(x.detach().numpy() * 2.0 + 1.0)"
+_COUNT = "STATE.calls += 1\n"
+FLOW_FUNCTIONS = [
+    FlowFunction("flow_numpy", "", _NUMPY, "return g * 3.0", ""),
+    FlowFunction("flow_numpy_bwd_counter", "", _NUMPY, _COUNT + "return g * 3.0", ""),
+    FlowFunction("flow_callable", ", fn", "return fn(x) * 2.0", "return g * 5.0, None", ", _affine"),
+    FlowFunction(
+        "flow_callable_bwd_counter", ", fn", "return fn(x) * 2.0", _COUNT + "return g * 5.0, None", ", _affine"
+    ),
+    FlowFunction(
+        "flow_dataclass_callable",
+        ", p, fn",
+        "return fn(x * p.weight + p.shift)",
+        _COUNT + "return g * 7.0, None, None",
+        ", Params(torch.ones(3) * 0.5, 1.5), _affine",
+    ),
+]
+
+_AFFINE = """\
+def _affine(t):
+    return t * 3.0 + 1.0
+"""
+
+
+def add_flow_function(ch, source: str, features: set[str]) -> tuple[str, list[str]]:
+    """Maybe append ``FlowFn`` and its scenario (drawn last); the new source and classes added."""
+    flow = _pick(ch, FLOW_FUNCTIONS)
+    if flow is None:
+        return source, []
+    features.add(flow.feature)
+    lines = source.split("\n")
+    if "STATE = _State()" not in source:
+        lines = _insert_after_import(lines, PRELUDE)
+    return "\n".join(lines) + _flow_function(flow), ["FlowFn"]
+
+
+def _flow_function(flow: FlowFunction) -> str:
+    def body(text: str) -> str:
+        return "\n".join("        " + line for line in text.split("\n"))
+
+    return f"""
+
+{_AFFINE}
+
+class FlowFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x{flow.params}):
+{body(flow.forward)}
+
+    @staticmethod
+    def backward(ctx, g):
+{body(flow.backward)}
+
+
+def scenario_flow():
+    x = torch.randn(3, requires_grad=True)
+    y = FlowFn.apply(x{flow.args})
+    return [x], (y, FlowFn.apply(x * 2{flow.args}))
+"""

@@ -34,6 +34,7 @@ import torch
 
 from inliner.engine import flatten
 from inliner.engine.codes import INTERNAL_CODES, Code
+from tests.support import fuzz_compiled
 from tests.support.golden import side_effects
 from tests.support.harness import assert_same, load_module, run_all_safe
 
@@ -74,7 +75,10 @@ def check(
     *,
     func: bool = True,
     compile_kinds: dict[str, tuple[str, str]] | None = None,
+    compiled: bool | None = None,
 ) -> Outcome:
+    """``compiled``: run the compiled comparison (tests/support/fuzz_compiled.py); None
+    leaves it to that module's deterministic share."""
     outcome = Outcome()
     result = flatten(source, path="fuzz_case.py")  # never raises: an engine bug is an INL002 diagnostic
     outcome.output = result.source
@@ -143,6 +147,8 @@ def check(
         diff = _first_difference(logs[0][1](), logs[1][1](), "side_effect_log()")
         if diff is not None:
             outcome.failures.append(f"side-effects-differ: {diff}")
+    if compiled or (compiled is None and fuzz_compiled.takes_compiled(source)):
+        outcome.failures.extend(fuzz_compiled.compiled_failures(original_mod, rewritten_mod, result.source))
     if func and not result.refused:  # a refused class stays a ctx-style Function, which torch.func refuses
         for probe in probes:
             if not probe.func_ok:
@@ -308,8 +314,15 @@ def signature(failure: str) -> str:
     return kind
 
 
-def check_generated(gen, *, func: bool = True) -> Outcome:
-    return check(gen.source, gen.classes, gen.probes, func=func, compile_kinds=getattr(gen, "compile_kinds", None))
+def check_generated(gen, *, func: bool = True, compiled: bool | None = None) -> Outcome:
+    return check(
+        gen.source,
+        gen.classes,
+        gen.probes,
+        func=func,
+        compile_kinds=getattr(gen, "compile_kinds", None),
+        compiled=compiled,
+    )
 
 
 _RANK = {"traceable": 0, "opaque": 1, "side_effecting": 2}
@@ -389,7 +402,8 @@ def shrink(
             return False
         runs[0] += 1
         gen = generate_from_draws(candidate, avoid)
-        outcome = check_generated(gen, func=wanted.startswith("func-"))
+        compiled = True if wanted.startswith("compiled") else None  # the share moves with the text
+        outcome = check_generated(gen, func=wanted.startswith("func-"), compiled=compiled)
         return any(signature(f) == wanted for f in outcome.failures)
 
     best = list(draws)

@@ -361,15 +361,9 @@ def _public(spec: Spec, flat: Callable) -> Callable:
     that, for a Function torch.compile must not trace, as an eager island."""
     cast = _cast_inputs_of(spec.forward_decorators)
     public = flat if cast is None else _with_input_casting(flat, *cast)
-    if not _traceable(spec):
+    if not spec.traceable:
         public = _eager_island(public, _island_message(spec))
     return public
-
-
-def _traceable(spec: Spec) -> bool:
-    """Whether both bodies are pure torch (the graph path; else an island, or the split path
-    that ``inliner.runtime._dynamo`` substitutes for the island under torch.compile)."""
-    return spec.compile_kind == "traceable" and spec.backward_kind == "traceable"
 
 
 def _describe(spec: Spec, made: _Callables, node: Callable) -> None:
@@ -388,7 +382,7 @@ def _describe(spec: Spec, made: _Callables, node: Callable) -> None:
     public.compile_kind = spec.compile_kind  # type: ignore[attr-defined]
     public.compile_reason = spec.compile_reason  # type: ignore[attr-defined]
     # the call node dynamo's graph holds (the island itself: dynamo never captures it)
-    public.call = node if _traceable(spec) else public  # type: ignore[attr-defined]
+    public.call = node if spec.traceable else public  # type: ignore[attr-defined]
     public.__mro_entries__ = _not_a_base(spec)  # type: ignore[attr-defined]
 
 

@@ -98,7 +98,7 @@ def compile_path(spec: Any) -> tuple[str, str]:
     - ``split``: dynamo traces fwd, a custom op carries the backward (``_split``);
     - ``island``: a graph break at the call, the call run eagerly.
     """
-    if spec.compile_kind == "traceable" and spec.backward_kind == "traceable":
+    if spec.traceable:
         return "graph", ""
     if spec.compile_kind == "side_effecting" or _split is None:
         return "island", ""  # effects dynamo would guard and recompile on, or no split path here

@@ -88,3 +88,9 @@ class Spec:
     # None (None: not known), which an opaque backward run by an op must give again
     backward_nones: frozenset[int] | None
     decorated: Decorated | None = None  # the decorated trampolines, if there are decorators
+
+    @property
+    def traceable(self) -> bool:
+        """Both bodies pure torch: the graph path under torch.compile (one node), where
+        anything else is the split path or an eager island (``inliner.runtime._dynamo``)."""
+        return self.compile_kind == "traceable" and self.backward_kind == "traceable"

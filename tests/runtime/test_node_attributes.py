@@ -31,16 +31,21 @@ def scaled_bwd(residuals, g):
     return g * x * k + extra, None
 
 
-@BOTH_CARRIERS
-def test_the_node_holds_the_attribute_and_backward_reads_it(fill_defaults):
-    flat = custom_vjp(
+def scaled(name, fill_defaults):
+    """``x * k`` whose ``k`` was ``ctx.k`` in the original: on the node as ``k``."""
+    return custom_vjp(
         scaled_fwd,
         scaled_bwd,
-        name="Scaled",
+        name=name,
         saved_for_backward_idx=(0,),
         ctx_attrs={1: "k"},
         fill_defaults=fill_defaults,
     )
+
+
+@BOTH_CARRIERS
+def test_the_node_holds_the_attribute_and_backward_reads_it(fill_defaults):
+    flat = scaled("Scaled", fill_defaults)
     x = leaf()
     y = flat(x, 2.0)
     assert type(y.grad_fn).__name__ == "ScaledBackward"
@@ -174,14 +179,7 @@ def test_with_a_jvp(fill_defaults):
 
 @BOTH_CARRIERS
 def test_torch_func_gets_the_residuals(fill_defaults):
-    flat = custom_vjp(
-        scaled_fwd,
-        scaled_bwd,
-        name="Func",
-        saved_for_backward_idx=(0,),
-        ctx_attrs={1: "k"},
-        fill_defaults=fill_defaults,
-    )
+    flat = scaled("Func", fill_defaults)
     x = leaf().detach()
     g = torch.func.grad(lambda t: flat(t, 2.0).sum())(x)
     assert torch.equal(g, x * 2.0 + 10.0)
@@ -189,14 +187,7 @@ def test_torch_func_gets_the_residuals(fill_defaults):
 
 @BOTH_CARRIERS
 def test_a_deleted_attribute_is_the_originals_error(fill_defaults):
-    flat = custom_vjp(
-        scaled_fwd,
-        scaled_bwd,
-        name="Gone",
-        saved_for_backward_idx=(0,),
-        ctx_attrs={1: "k"},
-        fill_defaults=fill_defaults,
-    )
+    flat = scaled("Gone", fill_defaults)
     y = flat(leaf(), 2.0)
     del y.grad_fn.k
     with pytest.raises(AttributeError, match="'GoneBackward' object has no attribute 'k'"):
@@ -205,14 +196,7 @@ def test_a_deleted_attribute_is_the_originals_error(fill_defaults):
 
 @BOTH_CARRIERS
 def test_retain_graph_backward_sees_each_write(fill_defaults):
-    flat = custom_vjp(
-        scaled_fwd,
-        scaled_bwd,
-        name="Again",
-        saved_for_backward_idx=(0,),
-        ctx_attrs={1: "k"},
-        fill_defaults=fill_defaults,
-    )
+    flat = scaled("Again", fill_defaults)
     x = leaf()
     y = flat(x, 2.0).sum()
     node = y.grad_fn.next_functions[0][0]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +29,28 @@ def find_line_length(path: str | Path | None) -> int:
     """The line length of the project the file ``path`` belongs to (88 when it says none)."""
     if not path:
         return DEFAULT_LINE_LENGTH
+    for config, stamp in configs_upward(path, _FILES):
+        decided = _setting_of(str(config), stamp)
+        if decided is not None:
+            return decided[0] or DEFAULT_LINE_LENGTH
+    return DEFAULT_LINE_LENGTH
+
+
+def configs_upward(path: str | Path, names: tuple[str, ...]) -> Iterator[tuple[Path, int]]:
+    """The files called ``names`` from the directory of the file ``path`` up, nearest first
+    (in ``names`` order within a directory), each with its modification stamp (a cache
+    key); not above a directory holding ``.git`` or ``.hg``, as black and ruff look."""
     try:
         directory = Path(path).resolve().parent
     except OSError:
-        return DEFAULT_LINE_LENGTH
+        return
     for candidate in (directory, *directory.parents):
-        for name in _FILES:
+        for name in names:
             config = candidate / name
             if config.is_file():
-                decided = _setting_of(str(config), _stamp(config))
-                if decided is not None:
-                    return decided[0] or DEFAULT_LINE_LENGTH
+                yield config, _stamp(config)
         if (candidate / ".git").exists() or (candidate / ".hg").is_dir():
-            break
-    return DEFAULT_LINE_LENGTH
+            return
 
 
 def _stamp(path: Path) -> int:
@@ -61,8 +70,9 @@ def _setting_of(config: str, stamp: int) -> tuple[int | None] | None:
         return (_positive(data.get("line-length")),)
     tool = data.get("tool")
     own = tool.get("inliner") if isinstance(tool, dict) else None
-    if isinstance(own, dict) and _positive(own.get("line-length")) is not None:
-        return (_positive(own.get("line-length")),)
+    own_length = _positive(own.get("line-length")) if isinstance(own, dict) else None
+    if own_length is not None:
+        return (own_length,)
     found = [tool.get(name) for name in ("black", "ruff")] if isinstance(tool, dict) else []
     tables: list[dict[str, Any]] = [t for t in found if isinstance(t, dict)]
     if not tables:

@@ -180,7 +180,7 @@ def _settings(options: dict) -> bytes:
     line length, or a subclass appearing in another module, rewrites the module again."""
     told = [repr(options["compile_overrides"])] if options["compile_overrides"] else []
     told += [repr(sorted(options["subclassed"].items()))] if options["subclassed"] else []
-    told += [f"line_length={options.get('line_length', 88)}"]
+    told += [f"line_length={options['line_length']}"]
     return "\0".join(told).encode()
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from inliner.engine.analysis.compile_kind import KINDS, CompileKind
-from inliner.style import DEFAULT_LINE_LENGTH, find_line_length
+from inliner.style import DEFAULT_LINE_LENGTH, configs_upward, find_line_length
 
 _PRAGMA = re.compile(r"#\s*inliner\s*:(.*)$")
 _DIRECTIVE = re.compile(r"\s*([A-Za-z_][\w-]*)\s*=\s*([^\s,]*)\s*")
@@ -208,22 +208,10 @@ def find_compile_overrides(path: str | Path) -> CompileOverrides:
     The project is found as the command line finds it: the nearest directory up from the
     file with a ``pyproject.toml`` holding ``[tool.inliner]``, not above one holding
     ``.git`` or ``.hg``. Raises ValueError for an unreadable file or a bad table."""
-    try:
-        directory = Path(path).resolve().parent
-    except OSError:
-        return CompileOverrides()
-    for candidate in (directory, *directory.parents):
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file():
-            try:
-                stamp = pyproject.stat().st_mtime_ns
-            except OSError:
-                stamp = 0
-            found = _table_of(str(pyproject), stamp)
-            if found is not None:
-                return found
-        if (candidate / ".git").exists() or (candidate / ".hg").is_dir():
-            break
+    for pyproject, stamp in configs_upward(path, ("pyproject.toml",)):
+        found = _table_of(str(pyproject), stamp)
+        if found is not None:
+            return found
     return CompileOverrides()
 
 

@@ -193,13 +193,13 @@ def _function_removals(tree: ast.Module, text: SourceText, rewritten: ast.Module
     after = dict(_functions(rewritten))
     out: list[Edit] = []
     for path, func in _functions(tree):
+        imports: list[ast.stmt] = [s for s in func.body if isinstance(s, (ast.Import, ast.ImportFrom))]
         new = after.get(path)
-        if new is None or _reached_dynamically(func) or _reached_dynamically(new):
-            continue
+        if not imports or new is None or _reached_dynamically(func) or _reached_dynamically(new):
+            continue  # the walks below cost a pass over the function: only where an import may go
         before, now = mentions(func), mentions(new)
         unused = {name for name in before if not now[name]}
         edits: dict[ast.stmt, list[Edit]] = {}
-        imports: list[ast.stmt] = [s for s in func.body if isinstance(s, (ast.Import, ast.ImportFrom))]
         _drop(imports, text, unused, edits, set(), guarded=False)
         for stmt, group in edits.items():
             group = [_with_blank_after_first(text, func, stmt, edit) for edit in group]

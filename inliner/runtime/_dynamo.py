@@ -214,10 +214,10 @@ def _split_shim(entry: Any) -> Callable:
 @torch._dynamo.assume_constant_result
 def _refusal_message(name: str, reason: str) -> str:
     """Run for real at trace time: the one warning, and the graph break's message."""
-    from inliner.runtime._fallback import _warn_fallback_once
+    from inliner.runtime._fallback import _warn_fallback_once, eager_message
 
     _warn_fallback_once(name, reason)
-    return f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): {reason}"
+    return eager_message(name, reason)
 
 
 def _shim(name: str, owner: int, node: Callable, objects_node: Callable, split: Callable | None) -> Callable:
@@ -356,11 +356,10 @@ def _module_layout(module: torch.nn.Module) -> tuple[tuple[str, ...], tuple[str,
 
 @torch._dynamo.assume_constant_result
 def _fallback_message(name: str, cls: type) -> str:
+    from inliner.runtime._fallback import eager_message
+
     what = cls if isinstance(cls, str) else f"an argument of type {cls.__module__}.{cls.__qualname__}"
-    return (
-        f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): "
-        f"no mechanism carries {what} into the graph"
-    )
+    return eager_message(name, f"no mechanism carries {what} into the graph")
 
 
 #: Per plan key: (spec, objects): the modules (weakly) and functions of one distinct

@@ -9,6 +9,11 @@ import warnings
 import torch
 
 
+def eager_message(name: str, why: str) -> str:
+    """What the warning and the graph break say when ``name`` runs eagerly under torch.compile."""
+    return f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): {why}"
+
+
 class CompileFallbackWarning(UserWarning):
     """A flat callable ran eagerly inside a ``torch.compile`` region (a graph break at the call)."""
 
@@ -24,8 +29,7 @@ def _warn_eager_fallback(name: str, args: tuple, kwargs: dict) -> None:
         return
     _fallback_warned.add((name, kind))
     warnings.warn(
-        f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): "
-        f"its argument of type {kind} could not be carried into the graph",
+        eager_message(name, f"its argument of type {kind} could not be carried into the graph"),
         CompileFallbackWarning,
         stacklevel=4,
     )
@@ -60,7 +64,7 @@ def _warn_fallback_once(name: str, reason: str) -> None:
         return
     _fallback_names.add(name)
     warnings.warn(
-        f"inliner: {name} runs eagerly under torch.compile (a graph break at the call): {reason}",
+        eager_message(name, reason),
         CompileFallbackWarning,
         stacklevel=3,
     )

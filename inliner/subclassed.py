@@ -38,8 +38,7 @@ _LOCAL = "<local>"
 _ALIAS = "="  # a binding ``X = a.b``: ``=a.b``, read again in its module
 _BY_NAME = "?"  # a binding ``X = getattr(..., "Name")``: ``?Name``, every Function class of that name
 _REEXPORT_DEPTH = 8
-#: The bases of each class header (to the first ``):``, over lines), with or without its name.
-_HEADER = re.compile(r"\bclass\s+\w+\s*\((.*?)\)\s*:", re.S)
+#: The name and bases of each class header (to the first ``):``, over lines).
 _NAMED_HEADER = re.compile(r"\bclass\s+(\w+)\s*\((.*?)\)\s*:", re.S)
 #: ``import a.X as Y``, ``from a import X as Y``; ``Y = a.X`` (annotated or not) on a line of its own.
 _AS = re.compile(r"[ \t]+as[ \t]+(\w+)")  # found from `` as ``, the dotted name read back (fast)
@@ -79,7 +78,7 @@ def subclassed_in_sources(sources: Mapping[str, Source]) -> dict[str, str]:
     names = _names_in_bases(tree, {qualified.rpartition(".")[2] for qualified in tree.functions})
     for module in tree.modules():
         text = tree.text(module)
-        if text is None or not any(names.search(bases) for bases in _HEADER.findall(text)):
+        if text is None or not any(names.search(bases) for _, bases in _NAMED_HEADER.findall(text)):
             continue
         for subclass, base in tree.subclasses(module):
             found.setdefault(base, f"{module}.{subclass}")

@@ -10,6 +10,7 @@ def _engine_internal_errors_fail_the_test(request, monkeypatch):
         yield
         return
     import inliner.engine
+    import inliner.engine.lowering
     import inliner.engine.rewrite
     from inliner.engine.diagnostics import internal_error
     from inliner.engine.invariants import check_no_new_names
@@ -27,7 +28,7 @@ def _engine_internal_errors_fail_the_test(request, monkeypatch):
             seen.append(exc)
             raise
 
-    for module in (inliner.engine, inliner.engine.rewrite):
+    for module in (inliner.engine, inliner.engine.lowering):
         monkeypatch.setattr(module, "internal_error", recording)
     monkeypatch.setattr(inliner.engine.rewrite, "check_no_new_names", checking)
     yield

@@ -21,7 +21,7 @@ import ast
 import warnings
 from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import astuple, dataclass
-from typing import Any, Literal
+from typing import Any
 
 import libcst as cst
 
@@ -31,7 +31,6 @@ from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.analysis.scopes import ScopeIndex, dotted
 from inliner.engine.candidate import Candidate
 from inliner.engine.codes import Code
-from inliner.engine.diagnostics import internal_error
 from inliner.engine.emit import emit
 from inliner.engine.function_class.class_uses import Parents
 from inliner.engine.function_class.family import (
@@ -49,9 +48,10 @@ from inliner.engine.function_class.lower_function import Inherited, lower_functi
 from inliner.engine.function_class.meant_as_base import BaseCheck
 from inliner.engine.function_class.questions import ClassQuestions, WatchedReader
 from inliner.engine.imports import import_edits, spaced_insertion
-from inliner.engine.incremental import Cancelled, FlattenCache, Lowering, WatchedNames, relocated
+from inliner.engine.incremental import FlattenCache, Lowering, WatchedNames
 from inliner.engine.invariants import check_no_new_names
 from inliner.engine.line_origin import Emitted, Origin
+from inliner.engine.lowering import Run, internal_refusal, lowered, positions_from
 from inliner.engine.model import CustomVJP, Refusal, Refuse
 from inliner.engine.names import TakenNames, fresh
 from inliner.engine.names import dotted as cst_dotted
@@ -72,6 +72,7 @@ from inliner.engine.op_call.splice import (
 from inliner.engine.read import ParsedModule, read_module
 from inliner.engine.report import Report, selected
 from inliner.engine.result import FlattenResult, Selection, TextEdit
+from inliner.engine.runtime_names import RUNTIME_MODULE, RuntimeNames, runtime_import_line
 from inliner.engine.source import Block, SourceText, end_column, end_line, parse_block, start_line
 from inliner.engine.user_text import Originals, WrittenLines
 
@@ -83,24 +84,6 @@ FUNCTION_BASES = frozenset(
         "torch.autograd.InplaceFunction",
     }
 )
-RUNTIME_MODULE = "inliner.runtime"
-RUNTIME_NAME = "custom_vjp"
-FLAT_CLASS_NAME = "FlatClass"
-RECORD_NAME = "Record"
-
-
-@dataclass
-class _Run:
-    """How this call runs: what it may reuse, whether it emits code, when to give up."""
-
-    cache: FlattenCache
-    diagnostics_only: bool = False
-    stop: Callable[[], bool] | None = None
-    line_length: int = 88  # what black formats the engine's lines to (the file's project's own)
-
-    def check(self) -> None:
-        if self.stop is not None and self.stop():
-            raise Cancelled()
 
 
 def rewrite_module(
@@ -116,7 +99,7 @@ def rewrite_module(
     stop: Callable[[], bool] | None = None,
     line_length: int = 88,
 ) -> FlattenResult:
-    run = _Run(cache if cache is not None else FlattenCache(), diagnostics_only, stop, line_length)
+    run = Run(cache if cache is not None else FlattenCache(), diagnostics_only, stop, line_length)
     parsed = run.cache.module(source, path, lambda: read_module(source, path, run.cache.remember))
     if isinstance(parsed, FlattenResult):
         return parsed
@@ -166,14 +149,14 @@ def _find_candidates(parsed: ParsedModule, select: Selection | None, bases: Base
 
 
 def _lower_candidates(
-    candidates: list[Candidate], parsed: ParsedModule, compiling: CompileContext, bases: BaseCheck, run: _Run
-) -> tuple[_RuntimeNames, list[tuple[int, int, str]], dict[ast.AST, LocalEdits]]:
+    candidates: list[Candidate], parsed: ParsedModule, compiling: CompileContext, bases: BaseCheck, run: Run
+) -> tuple[RuntimeNames, list[tuple[int, int, str]], dict[ast.AST, LocalEdits]]:
     """Lower every candidate (a class with its subclasses), setting each one's outcome.
 
     Returns the runtime's names in the module, the edits replacing each flattened
     candidate's text, and what the flattened calls do to their functions' locals."""
     taken = set(parsed.index.names)
-    names = _RuntimeNames.choose(taken)
+    names = RuntimeNames.choose(taken)
     parents = Parents(parsed.tree)
     edits: list[tuple[int, int, str]] = []
     local_edits: dict[ast.AST, LocalEdits] = {}
@@ -208,7 +191,7 @@ def _flatten_call_or_refuse(
     runtime_name: str,
     local_edits: dict[ast.AST, LocalEdits],
     compiling: CompileContext,
-    run: _Run,
+    run: Run,
 ) -> list[tuple[int, int, str]]:
     """``_flatten_call``, its refusal (or an engine bug) recorded as the candidate's outcome."""
     name = candidate.name
@@ -218,7 +201,7 @@ def _flatten_call_or_refuse(
         candidate.outcome = refuse.refusal
     except Exception as exc:  # an engine bug: this one stays as written, the others go on
         candidate.name = name  # an op call is renamed once lowered
-        candidate.outcome = _internal_refusal(exc)
+        candidate.outcome = internal_refusal(exc)
     return []
 
 
@@ -241,14 +224,14 @@ def _apply_site_edits(
 
 def _final_edits(
     candidates: list[Candidate],
-    names: _RuntimeNames,
+    names: RuntimeNames,
     parsed: ParsedModule,
     edits: list[tuple[int, int, str]],
     path: str,
 ) -> tuple[TextEdit, ...]:
     """``edits`` with the import edits before them (the runtime's import, the ones made unused)."""
     text = parsed.text
-    line = _runtime_import_line(candidates, names, text.newline)
+    line = runtime_import_line(candidates, names, text.newline)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the original's own warnings (escape sequences...), seen again
         rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
@@ -299,46 +282,17 @@ def _class_candidates(
     return out
 
 
-@dataclass(frozen=True)
-class _RuntimeNames:
-    custom_vjp: str
-    flat_class: str
-    record: str
-
-    @staticmethod
-    def choose(taken: set[str]) -> _RuntimeNames:
-        """The names the runtime's callables get in the module (taken from now on)."""
-        runtime_name = RUNTIME_NAME if RUNTIME_NAME not in taken else fresh("_inliner_custom_vjp", taken)
-        taken.add(runtime_name)
-        flat_class_name = FLAT_CLASS_NAME if FLAT_CLASS_NAME not in taken else fresh("_InlinerFlatClass", taken)
-        taken.add(flat_class_name)
-        record_name = RECORD_NAME if RECORD_NAME not in taken else fresh("_inliner_Record", taken)
-        taken.add(record_name)
-        return _RuntimeNames(runtime_name, flat_class_name, record_name)
-
-
-def _runtime_import_line(candidates: list[Candidate], names: _RuntimeNames, newline: str) -> str:
-    """``from inliner.runtime import ...``: what the flattened candidates use, as the module names it."""
-    needs_flat_class = any(isinstance(c.outcome, CustomVJP) and c.outcome.kept and c.base is None for c in candidates)
-    uses_record = any(isinstance(c.outcome, CustomVJP) and c.outcome.spec.ctx_record for c in candidates)
-    imported = [(RUNTIME_NAME, names.custom_vjp)]
-    imported += [(FLAT_CLASS_NAME, names.flat_class)] if needs_flat_class else []
-    imported += [(RECORD_NAME, names.record)] if uses_record else []
-    spelled = sorted(name if bound == name else f"{name} as {bound}" for name, bound in imported)
-    return f"from {RUNTIME_MODULE} import {', '.join(spelled)}{newline}"
-
-
 def _flatten_family(
     root: Candidate,
     candidates: list[Candidate],
     index: ScopeIndex,
     text: SourceText,
     taken: set[str],
-    names: _RuntimeNames,
+    names: RuntimeNames,
     parents: Parents,
     compiling: CompileContext,
     bases: BaseCheck,
-    run: _Run,
+    run: Run,
 ) -> list[tuple[int, int, str]]:
     """``flatten_family``, each member flattened by ``_flatten_class``."""
 
@@ -348,7 +302,7 @@ def _flatten_family(
         except Refuse as refuse:
             member.outcome = refuse.refusal
         except Exception as exc:  # an engine bug: this family stays as written, the others go on
-            member.outcome = _internal_refusal(exc)
+            member.outcome = internal_refusal(exc)
         return []
 
     return flatten_family(root, candidates, bases, flatten)
@@ -360,10 +314,10 @@ def _flatten_class(
     index: ScopeIndex,
     text: SourceText,
     taken: set[str],
-    names: _RuntimeNames,
+    names: RuntimeNames,
     parents: Parents,
     compiling: CompileContext,
-    run: _Run,
+    run: Run,
 ) -> list[tuple[int, int, str]]:
     cls = candidate.node
     assert isinstance(cls, ast.ClassDef)
@@ -385,7 +339,7 @@ def _flatten_class(
         ask=questions.ask,
         position=lambda: candidate.refusal_position,
     )
-    vjp = _lowered(candidate, lowering)
+    vjp = lowered(candidate, lowering)
     product: _ClassProduct = lowering.product
     candidate.lowering, candidate.block, candidate.inherited = lowering, product.block, product.inherited
     candidate.decorator_generations = product.decorator_generations
@@ -416,15 +370,6 @@ def _flatten_class(
     return [(start, text.line_end(candidate.last_line), Emitted(rendered, origin))]
 
 
-def _lowered(candidate: Candidate, lowering: Lowering) -> CustomVJP:
-    """The candidate's lowering as its outcome: the flat form, or the refusal raised again."""
-    if isinstance(lowering.outcome, Refusal):
-        candidate.refusal_position = relocated(lowering, candidate.first_line)
-        raise Refuse(lowering.outcome.code, lowering.outcome.reason, lowering.outcome.node)
-    candidate.outcome = lowering.outcome
-    return lowering.outcome
-
-
 @dataclass
 class _ClassProduct:
     """What a class's lowering leaves for emitting it and for lowering its subclasses."""
@@ -434,7 +379,7 @@ class _ClassProduct:
     decorator_generations: dict[cst.CSTNode, int]  # decorator expression -> generation of the class it is in
 
 
-def check_no_new_names_once(lowering: Lowering, vjp: CustomVJP, candidate: Candidate, names: _RuntimeNames) -> None:
+def check_no_new_names_once(lowering: Lowering, vjp: CustomVJP, candidate: Candidate, names: RuntimeNames) -> None:
     """The name invariant, checked once per lowering (what it reads is in the key)."""
     node = lowering.product.block.node
     assert isinstance(node, cst.ClassDef)
@@ -445,7 +390,7 @@ def check_no_new_names_once(lowering: Lowering, vjp: CustomVJP, candidate: Candi
     lowering.once("check", lambda: check_no_new_names(vjp, methods, module_level=module_level))
 
 
-def _class_key(candidate: Candidate, text: SourceText, names: _RuntimeNames, as_class: bool, unique: bool) -> Hashable:
+def _class_key(candidate: Candidate, text: SourceText, names: RuntimeNames, as_class: bool, unique: bool) -> Hashable:
     """Everything a class's lowering reads besides what it asks: its text, how the module
     uses it (decided on every run), the runtime names, and its base's lowering (by serial,
     with where the base lies relative to it: refusal positions inside the base are relative)."""
@@ -499,7 +444,7 @@ def _lower_class(
         return ("def", parsed[found[1]])
 
     blocks = [block, *base_blocks(candidate)]
-    with _positions_from(candidate, *blocks):
+    with positions_from(candidate, *blocks):
         vjp = lower_function_class(
             block.node,
             qualified=qualified,
@@ -562,7 +507,7 @@ def _call_candidates(tree: ast.Module, index: ScopeIndex, text: SourceText) -> l
         except Refuse as refuse:
             candidate.outcome = refuse.refusal
         except Exception as exc:  # an engine bug: this call stays as written, the others go on
-            candidate.outcome = _internal_refusal(exc)
+            candidate.outcome = internal_refusal(exc)
         out.append(candidate)
     return out
 
@@ -575,7 +520,7 @@ def _flatten_call(
     runtime_name: str,
     local_edits: dict[ast.AST, LocalEdits],
     compiling: CompileContext,
-    run: _Run,
+    run: Run,
 ) -> list[tuple[int, int, str]]:
     site = candidate.hop
     assert site is not None and site.fwd is not None and site.bwd is not None
@@ -602,7 +547,7 @@ def _flatten_call(
         ask=ask,
         position=lambda: candidate.refusal_position,
     )
-    vjp = _lowered(candidate, lowering)
+    vjp = lowered(candidate, lowering)
     if not run.diagnostics_only:  # a check on the code to print (an engine bug if it fails)
         originals = [block.node for block in lowering.product]
         lowering.once("check", lambda: check_no_new_names(vjp, originals, module_level=(runtime_name,)))
@@ -682,7 +627,7 @@ def _call_lowerer(
         blocks = [parse_block(text, *span) for span in spans]
         fwd_block, bwd_block = blocks
         assert isinstance(fwd_block.node, cst.FunctionDef) and isinstance(bwd_block.node, cst.FunctionDef)
-        with _positions_from(candidate, *blocks):
+        with positions_from(candidate, *blocks):
             vjp = lower_hop(
                 flat_name,
                 fwd_block.node,
@@ -700,37 +645,6 @@ def _call_lowerer(
         return vjp, blocks
 
     return lower
-
-
-# -- shared --------------------------------------------------------------------------
-
-
-class _positions_from:
-    """Record where a refusal raised inside the lowering points to, in file coordinates
-    (the refused node lies in one of ``blocks``)."""
-
-    def __init__(self, candidate: Candidate, *blocks) -> None:
-        self.candidate = candidate
-        self.blocks = blocks
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
-        if isinstance(exc, Refuse) and exc.refusal.node is not None:
-            for block in self.blocks:
-                try:
-                    self.candidate.refusal_position = block.position(exc.refusal.node)
-                    break
-                except KeyError:
-                    continue  # not in this block (or synthesized by the lowering: report at the name)
-        return False
-
-
-def _internal_refusal(exc: Exception) -> Refusal:
-    return Refusal(
-        Code.INTERNAL_ERROR, f"internal error ({internal_error(exc)}); please report this as an inliner bug", None
-    )
 
 
 # -- where generated text comes from (for the line map) -----------------------------

@@ -10,6 +10,7 @@ def _engine_internal_errors_fail_the_test(request, monkeypatch):
         yield
         return
     import inliner.engine
+    import inliner.engine.function_class.lower_class
     import inliner.engine.lowering
     import inliner.engine.rewrite
     from inliner.engine.diagnostics import internal_error
@@ -30,7 +31,8 @@ def _engine_internal_errors_fail_the_test(request, monkeypatch):
 
     for module in (inliner.engine, inliner.engine.lowering):
         monkeypatch.setattr(module, "internal_error", recording)
-    monkeypatch.setattr(inliner.engine.rewrite, "check_no_new_names", checking)
+    for module in (inliner.engine.function_class.lower_class, inliner.engine.rewrite):
+        monkeypatch.setattr(module, "check_no_new_names", checking)
     yield
     if seen:
         raise AssertionError(f"the engine hit {len(seen)} internal error(s) (INL002/INL003); the first:") from seen[0]

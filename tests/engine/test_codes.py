@@ -14,8 +14,8 @@ import libcst as cst
 import pytest
 
 from inliner import flatten
-from inliner.engine import rewrite
 from inliner.engine.codes import Code
+from inliner.engine.function_class import lower_class
 from inliner.engine.incremental import FlattenCache
 
 HEAD = "import torch\nfrom torch.autograd import Function\n\n\n"
@@ -177,14 +177,14 @@ def test_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(node, **kwargs):
         raise KeyError("boom")
 
-    monkeypatch.setattr(rewrite, "lower_function_class", broken)
+    monkeypatch.setattr(lower_class, "lower_function_class", broken)
     result = flatten(FLATTENED, path="m.py")
     assert [d.code for d in result.diagnostics] == [Code.INTERNAL_ERROR] and result.source == FLATTENED
 
 
 @pytest.mark.engine_bug
 def test_invariant_violation(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = rewrite.lower_function_class
+    real = lower_class.lower_function_class
 
     def leaks_ctx(node, **kwargs):
         vjp = real(node, **kwargs)
@@ -192,7 +192,7 @@ def test_invariant_violation(monkeypatch: pytest.MonkeyPatch) -> None:
         vjp.fwd = vjp.fwd.with_changes(body=vjp.fwd.body.with_changes(body=[leak, *vjp.fwd.body.body]))
         return vjp
 
-    monkeypatch.setattr(rewrite, "lower_function_class", leaks_ctx)
+    monkeypatch.setattr(lower_class, "lower_function_class", leaks_ctx)
     result = flatten(FLATTENED, path="m.py")
     assert [d.code for d in result.diagnostics] == [Code.INVARIANT_VIOLATION] and result.source == FLATTENED
 

@@ -15,7 +15,7 @@ import textwrap
 import pytest
 import torch
 
-import inliner.engine.rewrite
+import inliner.engine.function_class.lower_class
 from inliner import flatten
 from inliner.runtime import custom_vjp
 from tests.support.harness import load_module
@@ -25,14 +25,14 @@ from tests.support.harness import load_module
 def lowered(monkeypatch):
     """The ``CustomVJP`` of every class the engine flattens, by class name."""
     seen = {}
-    real = inliner.engine.rewrite.lower_function_class
+    real = inliner.engine.function_class.lower_class.lower_function_class
 
     def capture(node, **kwargs):
         vjp = real(node, **kwargs)
         seen[node.name.value] = vjp
         return vjp
 
-    monkeypatch.setattr(inliner.engine.rewrite, "lower_function_class", capture)
+    monkeypatch.setattr(inliner.engine.function_class.lower_class, "lower_function_class", capture)
     return seen
 
 

@@ -139,16 +139,16 @@ def test_class_in_class_body_is_refused():
 
 @pytest.mark.engine_bug
 def test_an_internal_error_in_one_class_refuses_it_and_flattens_the_others(monkeypatch):
-    import inliner.engine.rewrite
+    import inliner.engine.function_class.lower_class
 
-    real = inliner.engine.rewrite.lower_function_class
+    real = inliner.engine.function_class.lower_class.lower_function_class
 
     def lowering(node, **kwargs):
         if node.name.value == "Second":
             raise KeyError("boom")
         return real(node, **kwargs)
 
-    monkeypatch.setattr(inliner.engine.rewrite, "lower_function_class", lowering)
+    monkeypatch.setattr(inliner.engine.function_class.lower_class, "lower_function_class", lowering)
     second = DOUBLE.replace("Double", "Second")
     source = "import torch\n\n\n" + DOUBLE + "\n\n" + second + "\n\na = Double.apply(x)\nb = Second.apply(x)\n"
     result = flatten(source, path="m.py")

@@ -6,7 +6,7 @@ import libcst as cst
 import pytest
 import torch
 
-import inliner.engine.rewrite as rewrite
+import inliner.engine.function_class.lower_class as lower_class
 from inliner import flatten
 from inliner.engine.codes import Code
 from inliner.engine.invariants import outside_reads
@@ -56,7 +56,7 @@ def test_outside_reads_follow_python_scoping():
 @pytest.fixture
 def lowering_reads_ctx(monkeypatch):
     """A lowering bug: the fwd of class ``Broken`` keeps a ``ctx`` read."""
-    real = rewrite.lower_function_class
+    real = lower_class.lower_function_class
 
     def buggy(node, **kwargs):
         vjp = real(node, **kwargs)
@@ -66,7 +66,7 @@ def lowering_reads_ctx(monkeypatch):
             vjp.fwd = vjp.fwd.with_changes(body=body)
         return vjp
 
-    monkeypatch.setattr(rewrite, "lower_function_class", buggy)
+    monkeypatch.setattr(lower_class, "lower_function_class", buggy)
 
 
 @pytest.mark.engine_bug

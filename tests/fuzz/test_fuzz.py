@@ -106,17 +106,17 @@ def test_oracle_catches_an_ignored_backward(monkeypatch):
 @pytest.mark.engine_bug
 def test_oracle_reports_an_engine_internal_error(monkeypatch):
     """flatten does not raise: an engine bug is an INL002 refusal, which the oracle must not take for a refusal."""
-    import inliner.engine.rewrite
+    import inliner.engine.function_class.lower_class
     from tests.support.fuzz_oracle import check, signature
 
-    real = inliner.engine.rewrite.lower_function_class
+    real = inliner.engine.function_class.lower_class.lower_function_class
 
     def lowering(node, **kwargs):
         if node.name.value == "Twice":
             raise KeyError("boom")
         return real(node, **kwargs)
 
-    monkeypatch.setattr(inliner.engine.rewrite, "lower_function_class", lowering)
+    monkeypatch.setattr(inliner.engine.function_class.lower_class, "lower_function_class", lowering)
     outcome = check(FUNCTION, ["Twice"], func=False)
     assert [signature(f) for f in outcome.failures] == ["engine-raised:KeyError"]
 

@@ -723,16 +723,16 @@ def test_e2e_rewrite_check_and_idempotence(proj: Path, real_engine: None, capsys
 def test_e2e_internal_error_in_one_class_refuses_it(
     proj: Path, real_engine: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import inliner.engine.rewrite
+    import inliner.engine.function_class.lower_class
 
-    real = inliner.engine.rewrite.lower_function_class
+    real = inliner.engine.function_class.lower_class.lower_function_class
 
     def lowering(node, **kwargs):  # type: ignore[no-untyped-def]
         if node.name.value == "Other":
             raise RuntimeError("boom")
         return real(node, **kwargs)
 
-    monkeypatch.setattr(inliner.engine.rewrite, "lower_function_class", lowering)
+    monkeypatch.setattr(inliner.engine.function_class.lower_class, "lower_function_class", lowering)
     other = REAL_FN.split("\n", 1)[1].replace("Double", "Other")
     a = write(proj / "a.py", REAL_FN + "\n" + other)
     assert main(["a.py"]) == 0  # a refusal like any other: the rest of the file is rewritten

@@ -257,17 +257,17 @@ def test_an_engine_internal_error_imports_the_module_as_written(make_package, mo
 
 @pytest.mark.engine_bug
 def test_an_internal_error_in_one_class_imports_the_rest_flattened(make_package, monkeypatch):
-    import inliner.engine.rewrite
+    import inliner.engine.function_class.lower_class
 
     name, _ = make_package({"ops": SEVEN})
-    real = inliner.engine.rewrite.lower_function_class
+    real = inliner.engine.function_class.lower_class.lower_function_class
 
     def lowering(node, **kwargs):
         if node.name.value == "Seven":
             raise KeyError("kaboom")
         return real(node, **kwargs)
 
-    monkeypatch.setattr(inliner.engine.rewrite, "lower_function_class", lowering)
+    monkeypatch.setattr(inliner.engine.function_class.lower_class, "lower_function_class", lowering)
     with inliner.hook.install([name], cache=False), pytest.warns(InlinerHookWarning) as record:
         ops = importlib.import_module(f"{name}.ops")
     (warning,) = [w for w in record if issubclass(w.category, InlinerHookWarning)]

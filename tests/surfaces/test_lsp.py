@@ -587,17 +587,17 @@ def test_an_engine_internal_error_is_reported_and_nothing_offered(monkeypatch, c
 
 @pytest.mark.engine_bug
 def test_an_internal_error_in_one_class_is_a_warning_on_it(monkeypatch):
-    import inliner.engine.rewrite
+    import inliner.engine.function_class.lower_class
     from inliner.lsp import server
 
-    real = inliner.engine.rewrite.lower_function_class
+    real = inliner.engine.function_class.lower_class.lower_function_class
 
     def lowering(node, **kwargs):
         if node.name.value == "Scale":
             raise KeyError("boom")
         return real(node, **kwargs)
 
-    monkeypatch.setattr(inliner.engine.rewrite, "lower_function_class", lowering)
+    monkeypatch.setattr(inliner.engine.function_class.lower_class, "lower_function_class", lowering)
     analysis = server.analyse(FIXED, "t.py", None, "utf-16")
     assert analysis.result.error is None and analysis.result.flattened == ("Helper",)
     assert [t.name for t in analysis.targets] == ["Helper"]
@@ -642,16 +642,16 @@ async def _settled(lsp, uri: str) -> None:
 def test_an_error_only_printing_finds_is_published_after_the_quick_diagnostics(monkeypatch, caplog):
     """The quick run prints no code, so it cannot see an engine error in printing it: the
     full run that follows does, and its diagnostics replace the quick ones."""
-    import inliner.engine.rewrite
+    import inliner.engine.function_class.lower_class
 
-    real = inliner.engine.rewrite.emit
+    real = inliner.engine.function_class.lower_class.emit
 
     def emit(vjp, *args, **kwargs):
         if vjp.name == "Scale":
             raise ValueError("printing failed")
         return real(vjp, *args, **kwargs)
 
-    monkeypatch.setattr(inliner.engine.rewrite, "emit", emit)
+    monkeypatch.setattr(inliner.engine.function_class.lower_class, "emit", emit)
     published = _published_by(_in_process_server(monkeypatch))
 
     async def scenario() -> None:

@@ -12,7 +12,7 @@ def _engine_internal_errors_fail_the_test(request, monkeypatch):
     import inliner.engine
     import inliner.engine.function_class.lower_class
     import inliner.engine.lowering
-    import inliner.engine.rewrite
+    import inliner.engine.op_call.lower_call
     from inliner.engine.diagnostics import internal_error
     from inliner.engine.invariants import check_no_new_names
 
@@ -31,7 +31,7 @@ def _engine_internal_errors_fail_the_test(request, monkeypatch):
 
     for module in (inliner.engine, inliner.engine.lowering):
         monkeypatch.setattr(module, "internal_error", recording)
-    for module in (inliner.engine.function_class.lower_class, inliner.engine.rewrite):
+    for module in (inliner.engine.function_class.lower_class, inliner.engine.op_call.lower_call):
         monkeypatch.setattr(module, "check_no_new_names", checking)
     yield
     if seen:

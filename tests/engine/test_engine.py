@@ -170,16 +170,16 @@ def test_an_internal_error_in_one_class_refuses_it_and_flattens_the_others(monke
 @pytest.mark.parametrize("where", ["resolve", "lower_hop", "cleanup"])  # finding, lowering, after naming it
 def test_an_internal_error_in_one_op_call_refuses_it_and_flattens_the_other(monkeypatch, where):
 
-    import inliner.engine.rewrite
+    import inliner.engine.op_call.lower_call
 
-    real = getattr(inliner.engine.rewrite, where)
+    real = getattr(inliner.engine.op_call.lower_call, where)
 
     def failing(first, *args, **kwargs):  # the op call's site, or (lower_hop) the flat function's name
         if first.startswith("SaveIntermediate") if isinstance(first, str) else first.call.args[0].id == "fwd_body_1":
             raise ValueError("boom")
         return real(first, *args, **kwargs)
 
-    monkeypatch.setattr(inliner.engine.rewrite, where, failing)
+    monkeypatch.setattr(inliner.engine.op_call.lower_call, where, failing)
     source = (ROOT / "golden" / "hop_two_calls" / "input.py").read_text()
     source += "\n\nSaveInputs = SaveIntermediate = None  # taken: the flat functions get other names\n"
     result = flatten(source, path="dump.py")
@@ -198,12 +198,12 @@ def test_an_internal_error_in_one_op_call_refuses_it_and_flattens_the_other(monk
 
 @pytest.mark.engine_bug
 def test_an_internal_error_in_the_whole_file_is_the_results_error(monkeypatch):
-    import inliner.engine.rewrite
+    import inliner.engine.read
 
     def broken(*args, **kwargs):
         raise RecursionError("too deep")
 
-    monkeypatch.setattr(inliner.engine.rewrite.ScopeIndex, "build", broken)
+    monkeypatch.setattr(inliner.engine.read.ScopeIndex, "build", broken)
     source = "import torch\n\n\n" + DOUBLE
     result = flatten(source, path="m.py")  # does not raise
     assert result.source == source and not result.changed and not result.flattened

@@ -9,6 +9,10 @@ Adding: ``from inliner.runtime import custom_vjp`` joins the import section that
 gives it (plain ``import x`` lines first, then ``from x import`` lines by module name),
 so that ruff's I001 finds nothing the original did not have.
 
+Reusing: a name the module's leading imports bind from the runtime for good (bound
+nowhere else, no name reached only at run time) is what the rewrite calls it, so a
+second selective flatten adds no second import of it.
+
 Removing is deliberately timid. A name goes only if the rewrite removed its last use (the
 original used it, the rewritten module never mentions it: as a variable, in an annotation,
 inside any string but a plain docstring) and nothing could reach it otherwise: not in an
@@ -86,6 +90,42 @@ def import_edits(
     removed_lines = {n for start, end, new in removals if not new for n in _lines_of(text, start, end)}
     local = _function_removals(tree, text, rewritten, edited)
     return [_insertion(tree, text, block, kept, removed_lines, module, line), *removals, *local]
+
+
+def bound_for_good(tree: ast.Module, module: str) -> dict[str, str]:
+    """What the module's leading imports bind from ``module`` for its whole run: imported
+    name -> the name bound to it, where that name is bound nowhere else in the module and
+    no name is reached only at run time (``globals()``...). Code anywhere after those
+    imports may call it by that name."""
+    if _reached_dynamically(tree):
+        return {}
+    found: dict[str, str] = {}
+    for stmt in _import_block(tree):
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == module and not stmt.level:
+            for alias in stmt.names:
+                bound = alias.asname or alias.name
+                if alias.name not in found and _bindings(tree, bound) == 1:
+                    found[alias.name] = bound
+    return found
+
+
+def _bindings(tree: ast.Module, name: str) -> int:
+    """How many places of the module may bind ``name`` (in any scope; a star import counts)."""
+    count = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            count += node.id == name and not isinstance(node.ctx, ast.Load)
+        elif isinstance(node, ast.alias):
+            count += node.name == "*" or (node.asname or node.name.split(".")[0]) == name
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            count += name in node.names
+        elif isinstance(node, ast.arg):
+            count += node.arg == name
+        elif isinstance(node, ast.MatchMapping):
+            count += node.rest == name
+        else:  # a def, a class, an except or match capture
+            count += getattr(node, "name", None) == name
+    return count
 
 
 def _lines_of(text: SourceText, start: int, end: int) -> range:

@@ -30,7 +30,7 @@ from inliner.engine.function_class.class_uses import Parents
 from inliner.engine.function_class.family import root_of, subclass_candidates
 from inliner.engine.function_class.lower_class import class_candidates, flatten_class_family
 from inliner.engine.function_class.meant_as_base import BaseCheck
-from inliner.engine.imports import import_edits, spaced_insertion
+from inliner.engine.imports import bound_for_good, import_edits, spaced_insertion
 from inliner.engine.incremental import FlattenCache
 from inliner.engine.lowering import Run
 from inliner.engine.model import CustomVJP, Refusal
@@ -138,7 +138,7 @@ def _lower_candidates(
     Returns the runtime's names in the module, the edits replacing each flattened
     candidate's text, and what the flattened calls do to their functions' locals."""
     taken = set(parsed.index.names)
-    names = RuntimeNames.choose(taken)
+    names = RuntimeNames.choose(taken, bound_for_good(parsed.tree, RUNTIME_MODULE))
     parents = Parents(parsed.tree)
     edits: list[tuple[int, int, str]] = []
     local_edits: dict[ast.AST, LocalEdits] = {}
@@ -190,16 +190,18 @@ def _final_edits(
     edits: list[tuple[int, int, str]],
     path: str,
 ) -> tuple[TextEdit, ...]:
-    """``edits`` with the import edits before them (the runtime's import, the ones made unused)."""
+    """``edits`` with the import edits before them (the runtime's import unless the module's
+    imports bind all it would, the ones made unused)."""
     text = parsed.text
     line = runtime_import_line(candidates, names, text.newline)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the original's own warnings (escape sequences...), seen again
         rewritten = ast.parse(text.splice(edits))  # what the rewrite still uses decides which imports stay
     insertion, *removals = import_edits(
-        parsed.tree, text, rewritten, module=RUNTIME_MODULE, line=line, path=path, edited=edits
+        parsed.tree, text, rewritten, module=RUNTIME_MODULE, line=line or "", path=path, edited=edits
     )
-    edits = [spaced_insertion(insertion, text, [*removals, *edits]), *removals, *edits]
+    added = [spaced_insertion(insertion, text, [*removals, *edits])] if line is not None else []
+    edits = [*added, *removals, *edits]
     return text.final_edits(edits)
 
 

@@ -7,6 +7,7 @@ import pytest
 from inliner import flatten
 from inliner.engine import Selection
 from inliner.engine.read import may_contain_candidates
+from tests.support.harness import assert_same, load_module, run_all
 from tests.support.paths import DOCS, ROOT
 
 DOUBLE = """\
@@ -106,6 +107,52 @@ def test_runtime_name_collision_uses_an_alias():
     new = flatten(source).source
     assert "from inliner.runtime import custom_vjp as _inliner_custom_vjp" in new
     assert "Double = _inliner_custom_vjp(" in new
+
+
+TWO_FUNCTIONS = (
+    DOUBLE.replace("Double", "First")
+    + "\n\n"
+    + DOUBLE.replace("Double", "Second").replace("g * 3", "g * 5")
+    + """
+
+def scenario_both():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    return [x], (First.apply(x), Second.apply(x * x))
+"""
+)
+
+
+@pytest.mark.parametrize("header", ["", "custom_vjp = 'mine'\n"])  # the runtime's import: plain, aliased
+def test_a_second_selection_reuses_the_runtime_import_the_first_added(header):
+    """Flatten one class, then the other (the editor's "Flatten" twice): one runtime import."""
+    source = "import torch\n" + header + "\n\n" + TWO_FUNCTIONS
+    once = flatten(source, select=Selection(name="First"))
+    twice = flatten(once.source, select=Selection(name="Second"))
+    assert once.flattened == ("First",) and twice.flattened == ("Second",)
+    (runtime_import,) = [line for line in twice.source.splitlines() if "inliner.runtime" in line]
+    assert runtime_import in once.source
+    assert_same(run_all(load_module(source, "original")), run_all(load_module(twice.source, "twice")))
+
+
+RUNTIME_IMPORT = "from inliner.runtime import custom_vjp\n"
+
+
+@pytest.mark.parametrize(
+    "header, footer",
+    [
+        (RUNTIME_IMPORT + "custom_vjp = None\n", ""),  # rebound after the import
+        (RUNTIME_IMPORT, "\ndef rebind():\n    global custom_vjp\n    custom_vjp = None\n"),
+        (RUNTIME_IMPORT, "\nglobals()[name] = None\n"),  # a name known only at run time
+        ("if torch.cuda.is_available():\n    " + RUNTIME_IMPORT, ""),  # not for the module's whole run
+        ("", "\n" + RUNTIME_IMPORT),  # only after the classes
+    ],
+)
+def test_a_runtime_import_the_module_may_not_hold_is_not_reused(header, footer):
+    source = "import torch\n" + header + "\n\n" + TWO_FUNCTIONS + footer
+    result = flatten(source, select=Selection(name="First"))
+    assert result.flattened == ("First",)
+    assert "First = _inliner_custom_vjp(" in result.source
+    assert "from inliner.runtime import custom_vjp as _inliner_custom_vjp\n" in result.source
 
 
 def test_generated_names_avoid_existing_ones():

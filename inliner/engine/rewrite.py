@@ -1,5 +1,8 @@
 """Orchestrate one module: find candidates, lower them, splice the emitted code, report.
 
+Each phase is a function below, in the order ``rewrite_module`` runs them; a class is
+found and lowered by ``function_class.lower_class``, an op call by ``op_call.lower_call``.
+
 Cost model (measured on the installed torch tree): a file that cannot hold a
 Function or the op is returned after a substring test; a file that can is parsed
 once by CPython's ``ast`` (fast, C) to find candidates, resolve names and locate

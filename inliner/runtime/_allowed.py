@@ -86,7 +86,9 @@ def _install_once() -> None:
     if _installed:
         return
     _installed.append(True)
-    ids = trace_rules._allowed_callable_ids
+    ids = getattr(trace_rules, "_allowed_callable_ids", None)
+    if ids is None or not hasattr(ids, "function_ids"):
+        return  # internals moved: dynamo keeps its own behaviour
     watched = _WatchedIds()
     for idx in ids():
         watched.add(idx)

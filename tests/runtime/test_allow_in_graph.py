@@ -134,3 +134,40 @@ def test_allowed_flat_callable_is_one_graph_node():
         assert twin.Twice.compile_path == "graph"
     finally:
         del sys.modules["twice_twin"]
+
+
+LATE = """
+import sys
+import torch
+from inliner.runtime import FlatClass, custom_vjp
+
+assert "torch._dynamo" not in sys.modules
+
+
+def fwd(x):
+    torch._dynamo.graph_break()
+    return x * 3, ()
+
+
+def bwd(residuals, g):
+    return g * 6
+
+
+class Late(FlatClass):
+    apply = staticmethod(custom_vjp(fwd, bwd, name="Late", compile_kind="opaque"))
+
+
+torch.compiler.allow_in_graph(Late)  # imports dynamo, which registers Late first
+x = torch.arange(4.0, requires_grad=True)
+y = torch.compile(lambda t: Late.apply(t), backend="aot_eager", fullgraph=True)(x)
+y.sum().backward()
+print(y.tolist(), x.grad.tolist(), Late.apply.compile_path)
+"""
+
+
+def test_allowing_a_class_made_before_dynamo_was_loaded():
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", LATE], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[-2] == "[0.0, 3.0, 6.0, 9.0] [6.0, 6.0, 6.0, 6.0] graph"

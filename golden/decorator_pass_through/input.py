@@ -26,6 +26,16 @@ def logged(fn):
     return wrapper
 
 
+def default_factor(fn):
+    """Fill in a factor the caller left out (the wrapper's literal default, not forward's)."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, x, factor=1.5):
+        return fn(ctx, x, factor)
+
+    return wrapper
+
+
 class Scale(torch.autograd.Function):
     @staticmethod
     @ensure_contiguous
@@ -54,6 +64,20 @@ class Logged(torch.autograd.Function):
         return g * 3
 
 
+class Sine(torch.autograd.Function):
+    @staticmethod
+    @default_factor
+    def forward(ctx, x, factor=1):
+        ctx.save_for_backward(x)
+        ctx.factor = factor
+        return factor * torch.sin(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * ctx.factor * torch.cos(x) * 2, None
+
+
 def scenario_transposed():
     # non-contiguous inputs: forward gets (and saves) the wrapper's contiguous copies
     x = torch.randn(4, 3).t().requires_grad_()
@@ -78,3 +102,14 @@ def scenario_keyword():
 def scenario_logged():
     x = torch.randn(3, requires_grad=True)
     return [x], Logged.apply(x)
+
+
+def scenario_default_factor():
+    # the wrapper's default (1.5) reaches forward, not forward's own (1)
+    x = torch.randn(3, requires_grad=True)
+    return [x], Sine.apply(x)
+
+
+def scenario_given_factor():
+    x = torch.randn(3, requires_grad=True)
+    return [x], Sine.apply(x, 3.0)

@@ -27,6 +27,16 @@ def logged(fn):
     return wrapper
 
 
+def default_factor(fn):
+    """Fill in a factor the caller left out (the wrapper's literal default, not forward's)."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, x, factor=1.5):
+        return fn(ctx, x, factor)
+
+    return wrapper
+
+
 def scale_fwd(x, w, scale):
     assert x.is_contiguous() and w.is_contiguous()
     return x * w * scale, (x, w, scale)
@@ -59,6 +69,25 @@ def logged_bwd(residuals, g):
 Logged = custom_vjp(logged_fwd, logged_bwd, name="Logged", forward_decorators=(logged,))
 
 
+def sine_fwd(x, factor=1):
+    return factor * torch.sin(x), (x, factor)
+
+
+def sine_bwd(residuals, g):
+    x, factor = residuals
+    return g * factor * torch.cos(x) * 2, None
+
+
+Sine = custom_vjp(
+    sine_fwd,
+    sine_bwd,
+    name="Sine",
+    saved_for_backward_idx=(0,),
+    ctx_attrs={1: "factor"},
+    forward_decorators=(default_factor,),
+)
+
+
 def scenario_transposed():
     # non-contiguous inputs: forward gets (and saves) the wrapper's contiguous copies
     x = torch.randn(4, 3).t().requires_grad_()
@@ -83,3 +112,14 @@ def scenario_keyword():
 def scenario_logged():
     x = torch.randn(3, requires_grad=True)
     return [x], Logged(x)
+
+
+def scenario_default_factor():
+    # the wrapper's default (1.5) reaches forward, not forward's own (1)
+    x = torch.randn(3, requires_grad=True)
+    return [x], Sine(x)
+
+
+def scenario_given_factor():
+    x = torch.randn(3, requires_grad=True)
+    return [x], Sine(x, 3.0)

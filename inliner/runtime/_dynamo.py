@@ -45,6 +45,8 @@ import torch
 import torch._dynamo
 from torch._dynamo.eval_frame import skip_code
 
+from inliner.runtime import _allowed
+
 _LEAF_TYPES = (
     torch.Tensor,
     int,
@@ -114,6 +116,7 @@ def register(entry: Any) -> None:
     torch._dynamo.allow_in_graph(entry.node)
     path, fallback = compile_path(entry.spec)
     entry.public.compile_path = path
+    _allowed.watch(entry.public, entry.flat if path == "graph" else entry.public, entry.node)
     if path == "split":
         _substitute(entry.public, _split_shim(entry))
         return

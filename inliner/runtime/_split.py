@@ -38,6 +38,7 @@ import hashlib
 import itertools
 import marshal
 import sys
+import types
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -90,7 +91,7 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
     the graph so that the call runs as an eager island."""
     owner = next(_owners)
     _SPECS[owner] = spec
-    fwd = spec.fwd
+    slot = _hold_fwd(owner, spec)
     wants_flags = spec.fwd_needs_input_grad
     nondiff = spec.nondiff  # the shim reads no Spec (dynamo cannot wrap one)
     tag = cache_tag(spec)
@@ -101,6 +102,7 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
         if kwargs:
             refuse("it is called with keyword arguments")
         flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        fwd = getattr(_FWDS, slot)  # a global read, so that dynamo gives fwd a source
         with torch.no_grad():
             if wants_flags:
                 outs, residuals = fwd(*args, needs_input_grad=flags)
@@ -125,6 +127,23 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
         return result[0] if single else result
 
     return shim
+
+
+#: Each split Function's fwd, by slot name. The shim is a polyfill, which dynamo traces
+#: without a source: fwd read from its closure would have none either, nor would what fwd
+#: reads from its own closure, and dynamo refuses to call a class without one (a class
+#: defined in the function that defines the Function, as tests and factories do). Read
+#: as an attribute of this module-level namespace, fwd has a source, and so has its
+#: closure; new slots add no guard on the namespace (no recompiles).
+_FWDS = types.ModuleType(f"{__name__}.fwds")
+
+
+def _hold_fwd(owner: int, spec: Any) -> str:
+    """Put ``spec.fwd`` in ``_FWDS`` for as long as ``spec`` lives; its slot name."""
+    slot = f"fwd_{owner}"
+    setattr(_FWDS, slot, spec.fwd)
+    weakref.finalize(spec, _FWDS.__dict__.pop, slot, None)
+    return slot
 
 
 def cache_tag(spec: Any) -> str:

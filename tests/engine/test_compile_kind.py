@@ -476,6 +476,12 @@ def test_a_forward_with_side_effects_says_nothing_of_its_backward():
         ("LOG.append(1)\ngrad = g * 2\nreturn grad", ()),
         ("LOG.append(1)\nreturn (*[g], None)", None),
         ("LOG.append(1)\n\ndef inner():\n    return None, None\n\nreturn g, g", ()),  # a nested return is not bwd's
+        # a name inside a with block is not bound by the with: only its "as" target is
+        ("LOG.append(1)\nwith torch.no_grad():\n    out = g * 2\nreturn out", ()),
+        ("LOG.append(1)\nwith torch.no_grad():\n    return g", ()),
+        ("LOG.append(1)\nwith torch.no_grad():\n    grads = g, None\n    return grads", None),
+        ("LOG.append(1)\nwith torch.no_grad() as grads:\n    pass\nreturn grads", None),
+        ("LOG.append(1)\nfor grads in [(g, None)]:\n    pass\nreturn grads", None),
     ],
 )
 def test_backward_nones_are_the_literal_nones_of_every_return(backward, nones):

@@ -172,6 +172,22 @@ def scales(fn):
     return wrapper
 
 
+def literal_default(fn):
+    @functools.wraps(fn)
+    def wrapper(ctx, x, factor=1, *, note=None):
+        return fn(ctx, x, factor, note=note)
+
+    return wrapper
+
+
+def computed_default(fn):
+    @functools.wraps(fn)
+    def wrapper(ctx, x, factor=keep(1)):
+        return fn(ctx, x, factor)
+
+    return wrapper
+
+
 def uses_flag(flag):
     def decorator(fn):
         def wrapper(*args):
@@ -194,6 +210,8 @@ def uses_flag(flag):
         ("@logging", False),  # a call with an effect
         ("@scales", False),  # changes the result
         ("@uses_flag(True)", False),  # reads its factory's argument
+        ("@literal_default", True),  # a literal default is passed on as any argument
+        ("@computed_default", False),  # a default that calls something
     ],
 )
 def test_pass_through_is_proven_only_for_wrappers_that_forward(decorator, proven, lowered):

@@ -232,16 +232,23 @@ def static_nones(func: ast.FunctionDef) -> tuple[int, ...] | None:
 
 def _may_hold_a_tuple(name: str, nodes: list[ast.AST]) -> bool:
     """Whether ``name`` is bound to a tuple, a list, None or something unknown anywhere
-    in the body (a returned name holding several gradients, some None)."""
+    in the body (a returned name holding several gradients, some None). Only what binds
+    the name counts: a statement inside a ``with`` or ``for`` block is a node of its own."""
     for node in nodes:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             if not isinstance(node.value, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript, ast.Attribute)):
                 return True
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)):
-            target = getattr(node, "target", None)
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target or node)):
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)):
+            if _names(node.target, name):
+                return True
+        elif isinstance(node, ast.With):
+            if any(item.optional_vars is not None and _names(item.optional_vars, name) for item in node.items):
                 return True
     return False
+
+
+def _names(target: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
 
 
 def _own_nodes(func: ast.FunctionDef) -> list[ast.AST]:

@@ -16,8 +16,8 @@ diagnostics and for whoever decides how the flat callable may be compiled:
 | ``wrapper`` | anything else: a project's decorator, replayed as it is | ``ensure_contiguous``, ``input_guard(check=True)`` |
 
 A ``wrapper`` defined in this module whose every call provably only forwards its
-arguments (tensors possibly made contiguous) to the function and returns its result
-is marked ``pass_through``.
+arguments (tensors possibly made contiguous; literal defaults filled in) to the
+function and returns its result is marked ``pass_through``.
 
 Refused (INL106), because replaying would not be exact: a decorator above
 ``@staticmethod`` (it wraps the staticmethod object), any decorator on a
@@ -360,7 +360,7 @@ def _forwards(wrapper: ast.FunctionDef, fn: str, index: ScopeIndex, scope: Scope
         return False
     local = {a.arg for a in (*wrapper.args.posonlyargs, *wrapper.args.args, *wrapper.args.kwonlyargs)}
     local |= {a.arg for a in (wrapper.args.vararg, wrapper.args.kwarg) if a is not None}
-    if wrapper.args.defaults or (wrapper.args.kw_defaults and any(d is not None for d in wrapper.args.kw_defaults)):
+    if not _literal_defaults(wrapper.args):
         return False
     check = _PureCheck(local, fn, index, scope)
     for stmt in body[:-1]:
@@ -374,6 +374,13 @@ def _forwards(wrapper: ast.FunctionDef, fn: str, index: ScopeIndex, scope: Scope
             return False
     arguments = [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [k.value for k in call.keywords]
     return all(isinstance(a, ast.Name) and a.id in check.local and a.id not in check.helpers for a in arguments)
+
+
+def _literal_defaults(args: ast.arguments) -> bool:
+    """The wrapper's defaults, if any, are literals (``k=1``, ``flag=None``): evaluating
+    them does nothing, and the wrapper passes the value on as any other argument."""
+    defaults = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+    return all(isinstance(d, ast.Constant) for d in defaults)
 
 
 def _helper_is_pure(helper: ast.FunctionDef, outer: _PureCheck) -> bool:

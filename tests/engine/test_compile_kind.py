@@ -521,6 +521,10 @@ def test_a_forward_with_side_effects_says_nothing_of_its_backward():
         ("LOG.append(1)\ngrads = (g, None)\nreturn grads", None),  # a name holding a tuple: not known
         ("LOG.append(1)\ngrad = g * 2\nreturn grad", ()),
         ("LOG.append(1)\nreturn (*[g], None)", None),
+        ("LOG.append(1)\ngrads = [g]\nreturn (None, *grads)", (0,)),  # known before the starred list
+        ("LOG.append(1)\nreturn (g * 2, *[None] * 1)", (1,)),  # a starred list of Nones
+        ("LOG.append(1)\nreturn (g * 2, *(None,))", (1,)),
+        ("LOG.append(1)\nif g.dim() > 1:\n    return (None, *[g])\nreturn (None, g)", None),  # two shapes
         ("LOG.append(1)\n\ndef inner():\n    return None, None\n\nreturn g, g", ()),  # a nested return is not bwd's
     ],
 )

@@ -164,9 +164,13 @@ SIDE_EFFECTING = {
         ("with torch.profiler.record_function('f'):\n    return x * 2",),
         "forward calls torch.profiler.record_function",
     ),
-    "a helper that prints": (
-        ("return helper(x)", "return g", "x", "\ndef helper(t):\n    print(t)\n    return t * 2\n"),
-        "forward calls helper, which calls print",
+    "a helper that prints, called from a backward": (
+        ("return x * 2", "return helper(g)", "x", "\ndef helper(t):\n    print(t)\n    return t * 2\n"),
+        "backward calls helper, which calls print",
+    ),
+    "a helper a forward calls that writes outside state": (
+        ("return helper(x, acc)", "return g, None", "x, acc", "\ndef helper(t, a):\n    a.append(t)\n    return t\n"),
+        "forward calls helper, which appends to argument a",
     ),
     "a hook on an input": (("x.register_hook(lambda t: t)\nreturn x * 2",), "forward calls x.register_hook()"),
     "a callable stored on ctx": (
@@ -231,6 +235,19 @@ OPAQUE = {
     "a method of an argument": (
         ("return layer.forward(x)", "return g, None", "x, layer"),
         "forward calls layer.forward, a method of argument layer",
+    ),
+    "a helper that prints": (
+        ("return helper(x)", "return g", "x", "\ndef helper(t):\n    print(t)\n    return t * 2\n"),
+        "forward calls helper, which calls print",
+    ),
+    "a helper calling a collective on a group argument": (
+        (
+            "return helper(x * 2, group)",
+            "return g, None",
+            "x, group",
+            "\ndef helper(t, group):\n    torch.distributed.all_reduce(t, group=group)\n    return t\n",
+        ),
+        "forward calls helper, which calls torch.distributed.all_reduce",
     ),
     "a method of an argument, its result unused": (
         ("layer.bump()\nreturn x * 2", "return g, None", "x, layer"),

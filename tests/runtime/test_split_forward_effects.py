@@ -39,6 +39,11 @@ import torch.distributed as dist
 logger = logging.getLogger("inliner.tests.split_effects")
 
 
+def reduced(t, group):
+    dist.all_reduce(t, group=group)
+    return t
+
+
 class Fn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, arg):
@@ -59,6 +64,7 @@ FORWARDS = {
     "logging": ("logger.warning('forward %d', x.shape[0])\ny = x * 2", None),
     "warnings": ("warnings.warn('forward')\ny = x * 2", None),
     "all_reduce on a group argument": ("y = x * 2\ndist.all_reduce(y, group=arg)", "group"),
+    "a helper's all_reduce on a group argument": ("y = reduced(x * 2, arg)", "group"),
     "barrier on a group argument": ("dist.barrier(group=arg)\ny = x * 2", "group"),
     "a method of an argument": ("arg.bump()\ny = arg.scale(x)", "layer"),
     "RNG seeding": ("torch.manual_seed(0)\ny = x * 2 + torch.rand_like(x)", None),

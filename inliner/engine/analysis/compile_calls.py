@@ -8,7 +8,7 @@ tables in ``inliner/compile_tables.py`` then say what calling it does. Anything 
 source cannot pin down is opaque.
 
 The walker passed in is duck-typed: ``lookup``, ``is_external``, ``where``, ``note``,
-``facts``, ``outer``, ``body``, ``depth``, ``_check_callee`` and ``_is_known_tensor``.
+``facts``, ``outer``, ``body``, ``depth``, ``in_forward``, ``_check_callee`` and ``_is_known_tensor``.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def _local_call(walker, call: ast.Call, name: str, discarded: bool) -> None:
     # What a forward calls dynamo traces as it traced the original's (the split path,
     # inliner/runtime/_split.py): the effects of such a call, if any, are dynamo's to
     # replay or refuse. Anywhere else the call must run eagerly on every call.
-    kind = OPAQUE if body is not None and body.role == "forward" else SIDE_EFFECTING
+    kind = OPAQUE if _is_forward(walker) else SIDE_EFFECTING
     if scope.parent is None and body is not None and root in body.residuals:
         walker.note(call, SIDE_EFFECTING, f"calls {root}, {body.residual_source}")
     elif root in scope.params:
@@ -175,7 +175,8 @@ def _module_value_call(walker, call: ast.Call, name: str, also: set[str], discar
     bindings = found.bindings.get(root, []) if found is not None else []
     if not rest and len(bindings) == 1 and bindings[0].kind == "def":
         helper = bindings[0].node
-        finding = walker.facts.helper(helper, found, walker.depth, _record_parameter(walker, call, helper))
+        record = _record_parameter(walker, call, helper)
+        finding = walker.facts.helper(helper, found, walker.depth, record, _is_forward(walker))
         if finding is not None:
             walker.note(call, finding.kind, f"calls {root}, which {finding.text}")
         return
@@ -233,9 +234,9 @@ def _qualified_call(walker, call: ast.Call, qualified: set[str], discarded: bool
 
 
 def _is_forward(walker) -> bool:
-    """The walk is of a forward body (not a backward, a jvp or a same-file helper)."""
-    body = walker.body
-    return body is not None and body.role == "forward"
+    """The walk is of a forward body, or of a same-file helper a forward calls (not of a
+    backward or a jvp): dynamo traces it as it traced the original's forward."""
+    return bool(walker.in_forward)
 
 
 def _in_forward(walker, kind: str, qualified: str) -> str:

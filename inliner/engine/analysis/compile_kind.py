@@ -129,8 +129,10 @@ class ModuleFacts:
         self._changed: dict[str, bool] = {}
         self._texts: list[tuple[ast.stmt, str | None]] | None = None
         self._answers: dict[ast.stmt, frozenset[str]] = {}
-        self._helpers: dict[tuple[ast.FunctionDef | ast.AsyncFunctionDef, HelperRecord | None], Finding | None] = {}
-        self._in_progress: set[tuple[ast.FunctionDef | ast.AsyncFunctionDef, HelperRecord | None]] = set()
+        self._helpers: dict[
+            tuple[ast.FunctionDef | ast.AsyncFunctionDef, HelperRecord | None, bool], Finding | None
+        ] = {}
+        self._in_progress: set[tuple[ast.FunctionDef | ast.AsyncFunctionDef, HelperRecord | None, bool]] = set()
 
     def changes(self, name: str) -> bool:
         """Whether some function of the module changes the module-level ``name`` (see
@@ -159,18 +161,24 @@ class ModuleFacts:
         return self._texts
 
     def helper(
-        self, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, depth: int, record: HelperRecord | None = None
+        self,
+        func: ast.FunctionDef | ast.AsyncFunctionDef,
+        scope: Scope,
+        depth: int,
+        record: HelperRecord | None = None,
+        in_forward: bool = False,
     ) -> Finding | None:
         """The worst finding in a same-file helper (None: traceable), computed once per way
-        it is called: with or without the ctx record at one of its parameters."""
-        key = (func, record)
+        it is called: with or without the ctx record at one of its parameters, from a
+        forward or not."""
+        key = (func, record, in_forward)
         if key in self._helpers:
             return self._helpers[key]
         if key in self._in_progress or depth > _MAX_HELPER_DEPTH:
             return Finding(OPAQUE, "is recursive or nested too deeply to follow")
         self._in_progress.add(key)
         try:
-            result = _helper_finding(func, scope, self, depth, record)
+            result = _helper_finding(func, scope, self, depth, record, in_forward)
         finally:
             self._in_progress.discard(key)
         self._helpers[key] = result
@@ -294,7 +302,9 @@ def _own_nodes(func: ast.FunctionDef) -> list[ast.AST]:
     return out
 
 
-def _helper_finding(func, scope: Scope, facts: ModuleFacts, depth: int, record: HelperRecord | None) -> Finding | None:
+def _helper_finding(
+    func, scope: Scope, facts: ModuleFacts, depth: int, record: HelperRecord | None, in_forward: bool
+) -> Finding | None:
     if isinstance(func, ast.AsyncFunctionDef) or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(func)):
         return Finding(OPAQUE, "is a generator or coroutine")
     for decorator in func.decorator_list:
@@ -303,7 +313,7 @@ def _helper_finding(func, scope: Scope, facts: ModuleFacts, depth: int, record: 
         qualified = facts.index.qualify(name, scope) if name else {"<local>"}
         if not qualified or not all(q in _GRAD_MODE_DECORATORS for q in qualified):
             return Finding(OPAQUE, f"has the decorator @{_text(decorator)}")
-    return worst(_Walker(func, scope, facts, depth=depth + 1, record=record).run())
+    return worst(_Walker(func, scope, facts, depth=depth + 1, record=record, in_forward=in_forward).run())
 
 
 _GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inference_mode"})
@@ -372,8 +382,11 @@ class _Walker(Visitor):
         body: Body | None = None,
         depth: int = 0,
         record: HelperRecord | None = None,
+        in_forward: bool = False,
     ) -> None:
         self.func = func
+        #: a forward's body, or a helper a forward calls: dynamo traces it as the original's forward
+        self.in_forward = in_forward or (body is not None and body.role == "forward")
         #: the ctx record's name here, and whether this body's writes to it are the original's ctx writes
         if body is not None:
             self.record, self.owns_record = body.record, body.record_call is not None

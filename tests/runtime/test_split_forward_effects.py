@@ -95,6 +95,8 @@ class _Records(logging.Handler):
 
 @pytest.fixture(scope="module")
 def group(tmp_path_factory):
+    if not (dist.is_available() and dist.is_gloo_available()):
+        pytest.skip("torch.distributed with gloo is not built in")
     store = tmp_path_factory.mktemp("gloo") / "store"
     dist.init_process_group("gloo", rank=0, world_size=1, init_method=f"file://{store}")
     yield dist.new_group([0])
@@ -125,9 +127,12 @@ def _pair(case: str) -> tuple[types.ModuleType, types.ModuleType, str]:
     return _module(source, f"split_effects_original_{slug}"), _module(result.source, f"split_effects_flat_{slug}"), slug
 
 
-def _argument(case: str, group: object) -> object:
+def _argument(case: str, request: pytest.FixtureRequest) -> object:
+    """The Function's second argument: a gloo group (the fixture), a module, or None."""
     kind = FORWARDS[case][1]
-    return {None: None, "group": group, "layer": Layer()}[kind]
+    if kind == "group":
+        return request.getfixturevalue("group")
+    return Layer() if kind == "layer" else None
 
 
 def _run(module: types.ModuleType, arg: object, compiled: bool, fullgraph: bool = False) -> dict:
@@ -175,13 +180,13 @@ def _same(a: dict, b: dict) -> bool:
 
 
 @pytest.mark.parametrize("case", FORWARDS)
-def test_a_forward_effect_dynamo_treats_as_the_original_s_takes_the_split_path(case, group):
+def test_a_forward_effect_dynamo_treats_as_the_original_s_takes_the_split_path(case, request):
     original, flat, _ = _pair(case)
     torch._dynamo.reset()
     assert flat.Fn.compile_path == "split", (flat.Fn.compile_kind, flat.Fn.compile_reason)
-    eager = _run(original, _argument(case, group), compiled=False)
-    compiled_original = _run(original, _argument(case, group), compiled=True)
-    compiled_flat = _run(flat, _argument(case, group), compiled=True)
+    eager = _run(original, _argument(case, request), compiled=False)
+    compiled_original = _run(original, _argument(case, request), compiled=True)
+    compiled_flat = _run(flat, _argument(case, request), compiled=True)
     assert _same(compiled_flat, eager), "outputs, custom gradients or the RNG state differ from eager"
     assert compiled_flat["effects"] == eager["effects"], "an effect missed or repeated on some call"
     assert compiled_original["effects"] == eager["effects"]
@@ -189,11 +194,11 @@ def test_a_forward_effect_dynamo_treats_as_the_original_s_takes_the_split_path(c
 
 
 @pytest.mark.parametrize("case", ["all_reduce on a group argument", "a method of an argument"])
-def test_fullgraph_compiles_the_rewrite_where_it_compiles_the_original(case, group):
+def test_fullgraph_compiles_the_rewrite_where_it_compiles_the_original(case, request):
     original, flat, _ = _pair(case)
-    eager = _run(original, _argument(case, group), compiled=False)
+    eager = _run(original, _argument(case, request), compiled=False)
     for module in (original, flat):
-        result = _run(module, _argument(case, group), compiled=True, fullgraph=True)
+        result = _run(module, _argument(case, request), compiled=True, fullgraph=True)
         assert _same(result, eager) and result["effects"] == eager["effects"]
 
 

@@ -138,24 +138,52 @@ SIDE_EFFECTING = {
         "backward updates module-level STATE.count",
     ),
     "a global rebound": (("global COUNT\nCOUNT = 1\nreturn x * 2",), "forward assigns module-level COUNT"),
-    "print": (("print('forward')\nreturn x * 2",), "forward calls print"),
-    "logging": (("logger.info('f')\nreturn x * 2",), "forward calls logger.info, a method of module-level logger"),
-    "warnings": (("warnings.warn('f')\nreturn x * 2",), "forward calls warnings.warn"),
+    "print in backward": (("return x * 2", "print('backward')\nreturn g"), "backward calls print"),
+    "logging in backward": (
+        ("return x * 2", "logger.info('b')\nreturn g"),
+        "backward calls logger.info, a method of module-level logger",
+    ),
+    "warnings in backward": (("return x * 2", "warnings.warn('b')\nreturn g"), "backward calls warnings.warn"),
     "a file": (("open('log.txt', 'a').write('f')\nreturn x * 2",), "forward calls open"),
     "NVTX ranges": (
         ("torch.cuda.nvtx.range_push('f')\ny = x * 2\ntorch.cuda.nvtx.range_pop()\nreturn y",),
         "forward calls torch.cuda.nvtx.range_push",
     ),
     "RNG seeding": (("return x * 2", "torch.manual_seed(0)\nreturn g"), "backward calls torch.manual_seed"),
-    "a collective": (("torch.distributed.all_reduce(x)\nreturn x * 2",), "forward calls torch.distributed.all_reduce"),
+    "a collective in backward": (
+        ("return x * 2", "torch.distributed.all_reduce(g)\nreturn g"),
+        "backward calls torch.distributed.all_reduce",
+    ),
+    "a point-to-point send": (("torch.distributed.send(x, 1)\nreturn x * 2",), "forward calls torch.distributed.send"),
+    "an object collective (dynamo crashes on the original's)": (
+        ("objs = [None]\ntorch.distributed.all_gather_object(objs, 1)\nreturn x * 2",),
+        "forward calls torch.distributed.all_gather_object",
+    ),
+    "torch.seed (dynamo runs it once)": (("torch.seed()\nreturn x * 2",), "forward calls torch.seed"),
+    "record_function (dynamo drops it)": (
+        ("with torch.profiler.record_function('f'):\n    return x * 2",),
+        "forward calls torch.profiler.record_function",
+    ),
+    "a helper that prints, called from a backward": (
+        ("return x * 2", "return helper(g)", "x", "\ndef helper(t):\n    print(t)\n    return t * 2\n"),
+        "backward calls helper, which calls print",
+    ),
+    "a helper a forward calls that writes outside state": (
+        ("return helper(x, acc)", "return g, None", "x, acc", "\ndef helper(t, a):\n    a.append(t)\n    return t\n"),
+        "forward calls helper, which appends to argument a",
+    ),
     "a hook on an input": (("x.register_hook(lambda t: t)\nreturn x * 2",), "forward calls x.register_hook()"),
     "a callable stored on ctx": (
         ("ctx.fn = fn\nreturn x * 2", "fn = ctx.fn\nreturn fn(g), None", "x, fn"),
         "backward calls fn, stored on ctx",
     ),
-    "a method of an argument": (
-        ("return layer.forward(x)", "return g, None", "x, layer"),
-        "forward calls layer.forward, a method of argument layer",
+    "a method of an argument in backward": (
+        ("ctx.layer = layer\nreturn x * 2", "layer = ctx.layer\nlayer.step()\nreturn g, None", "x, layer"),
+        "backward calls layer.step, a method of layer (stored on ctx)",
+    ),
+    "a counter through an argument's attribute": (
+        ("obj.calls += 1\nreturn x * 2", "return g, None", "x, obj"),
+        "forward updates argument obj.calls",
     ),
     "append to a list argument": (
         ("acc.append(x)\nreturn x * 2", "return g, None", "x, acc"),
@@ -190,6 +218,41 @@ def test_side_effecting(body, reason):
 
 OPAQUE = {
     # a forward's: dynamo traces it as it traced the original's (the split path)
+    "print": (("print('forward')\nreturn x * 2",), "forward calls print"),
+    "logging": (("logger.info('f')\nreturn x * 2",), "forward calls logger.info, a method of module-level logger"),
+    "a logging function": (("logging.warning('f')\nreturn x * 2",), "forward calls logging.warning"),
+    "warnings": (("warnings.warn('f')\nreturn x * 2",), "forward calls warnings.warn"),
+    "a collective": (("torch.distributed.all_reduce(x)\nreturn x * 2",), "forward calls torch.distributed.all_reduce"),
+    "a collective on a group argument": (
+        ("y = x * 2\ntorch.distributed.all_reduce(y, group=group)\nreturn y", "return g, None", "x, group"),
+        "forward calls torch.distributed.all_reduce",
+    ),
+    "a collective dynamo breaks at, as for the original": (
+        ("torch.distributed.barrier()\nreturn x * 2",),
+        "forward calls torch.distributed.barrier",
+    ),
+    "RNG seeding": (("torch.manual_seed(0)\nreturn x * torch.rand_like(x)",), "forward calls torch.manual_seed"),
+    "a method of an argument": (
+        ("return layer.forward(x)", "return g, None", "x, layer"),
+        "forward calls layer.forward, a method of argument layer",
+    ),
+    "a helper that prints": (
+        ("return helper(x)", "return g", "x", "\ndef helper(t):\n    print(t)\n    return t * 2\n"),
+        "forward calls helper, which calls print",
+    ),
+    "a helper calling a collective on a group argument": (
+        (
+            "return helper(x * 2, group)",
+            "return g, None",
+            "x, group",
+            "\ndef helper(t, group):\n    torch.distributed.all_reduce(t, group=group)\n    return t\n",
+        ),
+        "forward calls helper, which calls torch.distributed.all_reduce",
+    ),
+    "a method of an argument, its result unused": (
+        ("layer.bump()\nreturn x * 2", "return g, None", "x, layer"),
+        "forward calls layer.bump, a method of argument layer",
+    ),
     "a callable argument": (("return fn(x)", "return g, None", "x, fn"), "forward calls fn, passed in as an argument"),
     "numpy": (("return torch.from_numpy(np.sin(x.numpy()))",), "forward calls torch.from_numpy"),
     "numpy alone": (("return x * np.sum(np.ones(3))",), "forward calls numpy.sum"),
@@ -475,6 +538,10 @@ def test_a_forward_with_side_effects_says_nothing_of_its_backward():
         ("LOG.append(1)\ngrads = (g, None)\nreturn grads", None),  # a name holding a tuple: not known
         ("LOG.append(1)\ngrad = g * 2\nreturn grad", ()),
         ("LOG.append(1)\nreturn (*[g], None)", None),
+        ("LOG.append(1)\ngrads = [g]\nreturn (None, *grads)", (0,)),  # known before the starred list
+        ("LOG.append(1)\nreturn (g * 2, *[None] * 1)", (1,)),  # a starred list of Nones
+        ("LOG.append(1)\nreturn (g * 2, *(None,))", (1,)),
+        ("LOG.append(1)\nif g.dim() > 1:\n    return (None, *[g])\nreturn (None, g)", None),  # two shapes
         ("LOG.append(1)\n\ndef inner():\n    return None, None\n\nreturn g, g", ()),  # a nested return is not bwd's
         # a name inside a with block is not bound by the with: only its "as" target is
         ("LOG.append(1)\nwith torch.no_grad():\n    out = g * 2\nreturn out", ()),

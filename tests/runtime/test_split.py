@@ -12,6 +12,7 @@ compile.
 from __future__ import annotations
 
 import re
+import sys
 import types
 import warnings
 from pathlib import Path
@@ -403,3 +404,49 @@ def test_the_cache_tag_changes_with_the_backward_s_code():
 
 def _spec_of(flat):
     return types.SimpleNamespace(fwd=flat.fwd, bwd=flat.bwd, module=flat.__module__, name=flat.__name__)
+
+
+# -- None gradients given before a starred element (what the engine reads of bwd's returns) -----
+
+STARRED_NONES = """\
+import torch
+
+LOG = []
+
+
+class Gate(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, k):
+        ctx.save_for_backward(w)
+        return x * w * k
+
+    @staticmethod
+    def backward(ctx, g):
+        (w,) = ctx.saved_tensors
+        LOG.append("gate")
+        return (g * w * 3, *[None] * 2)
+"""
+
+
+def test_nones_in_a_starred_list_take_the_split_path_and_stay_none():
+    """``return (grad, *[None] * 2)`` (torch's vendored RMSNorm spells its Nones so): the
+    engine knows positions 1 and 2 are None, so an opaque backward can run in
+    ``call_bwd`` and ``w`` gets no gradient, as from the original."""
+    result = flatten(STARRED_NONES, path="gate.py")
+    module = types.ModuleType("split_gate")
+    sys.modules[module.__name__] = module
+    exec(compile(result.source, "gate.py", "exec"), module.__dict__)
+    module.LOG = LOG
+    gate = module.Gate
+    assert gate.compile_path == "split"
+
+    def body(x, w):
+        return gate(x, w, 2.0)
+
+    _compiled_matches_eager(body)
+    compiled = torch.compile(body, backend="aot_eager", fullgraph=True)
+    for _ in range(cc.CALLS):
+        x, w = _inputs()
+        compiled(x, w).sum().backward()
+        assert w.grad is None and torch.allclose(x.grad, w.detach() * 3 * 1.0)
+    assert LOG == ["gate"] * cc.CALLS  # one per backward (_compiled_matches_eager cleared its own)

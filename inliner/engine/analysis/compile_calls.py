@@ -8,7 +8,7 @@ tables in ``inliner/compile_tables.py`` then say what calling it does. Anything 
 source cannot pin down is opaque.
 
 The walker passed in is duck-typed: ``lookup``, ``is_external``, ``where``, ``note``,
-``facts``, ``outer``, ``body``, ``depth``, ``_check_callee`` and ``_is_known_tensor``.
+``facts``, ``outer``, ``body``, ``depth``, ``in_forward``, ``_check_callee`` and ``_is_known_tensor``.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def _local_call(walker, call: ast.Call, name: str, discarded: bool) -> None:
     # What a forward calls dynamo traces as it traced the original's (the split path,
     # inliner/runtime/_split.py): the effects of such a call, if any, are dynamo's to
     # replay or refuse. Anywhere else the call must run eagerly on every call.
-    kind = OPAQUE if body is not None and body.role == "forward" else SIDE_EFFECTING
+    kind = OPAQUE if _is_forward(walker) else SIDE_EFFECTING
     if scope.parent is None and body is not None and root in body.residuals:
         walker.note(call, SIDE_EFFECTING, f"calls {root}, {body.residual_source}")
     elif root in scope.params:
@@ -175,7 +175,8 @@ def _module_value_call(walker, call: ast.Call, name: str, also: set[str], discar
     bindings = found.bindings.get(root, []) if found is not None else []
     if not rest and len(bindings) == 1 and bindings[0].kind == "def":
         helper = bindings[0].node
-        finding = walker.facts.helper(helper, found, walker.depth, _record_parameter(walker, call, helper))
+        record = _record_parameter(walker, call, helper)
+        finding = walker.facts.helper(helper, found, walker.depth, record, _is_forward(walker))
         if finding is not None:
             walker.note(call, finding.kind, f"calls {root}, which {finding.text}")
         return
@@ -227,9 +228,25 @@ def _qualified_call(walker, call: ast.Call, qualified: set[str], discarded: bool
             if name == "torch.where" and len(call.args) == 1 and not call.keywords:
                 walker.note(call, OPAQUE, "calls torch.where with one argument, an output shape that depends on data")
                 continue
-            walker.note(call, tables.torch_kind(name), f"calls {name}")
+            walker.note(call, _in_forward(walker, tables.torch_kind(name), name), f"calls {name}")
             continue
-        walker.note(call, tables.stdlib_kind(name), f"calls {name}")
+        walker.note(call, _in_forward(walker, tables.stdlib_kind(name), name), f"calls {name}")
+
+
+def _is_forward(walker) -> bool:
+    """The walk is of a forward body, or of a same-file helper a forward calls (not of a
+    backward or a jvp): dynamo traces it as it traced the original's forward."""
+    return bool(walker.in_forward)
+
+
+def _in_forward(walker, kind: str, qualified: str) -> str:
+    """``kind`` of calling ``qualified``, except that in a forward a side effect dynamo
+    treats as it treats the original's (``compile_tables.traced_in_forward``) is opaque:
+    the split path takes the call, where the effect happens as in the original, where
+    any other side effect keeps the call an eager island."""
+    if kind == SIDE_EFFECTING and _is_forward(walker) and tables.traced_in_forward(qualified):
+        return OPAQUE
+    return kind
 
 
 def _builtin(walker, call: ast.Call, name: str) -> None:
@@ -246,7 +263,8 @@ def _builtin(walker, call: ast.Call, name: str) -> None:
             walker.note(call, SIDE_EFFECTING, f"calls {name} on {walker.where(args[0])}")
         return
     if name in tables.BUILTINS_SIDE_EFFECTING:
-        walker.note(call, SIDE_EFFECTING, f"calls {name}")
+        traced = name in tables.BUILTINS_TRACED_IN_FORWARD
+        walker.note(call, OPAQUE if traced and _is_forward(walker) else SIDE_EFFECTING, f"calls {name}")
         return
     if name not in tables.BUILTINS_PURE and not tables.is_exception_name(name):
         walker.note(call, OPAQUE, f"calls {name}")
@@ -294,7 +312,11 @@ def _method(walker, call: ast.Call, receiver: ast.AST, method: str, discarded: b
     if method in tables.READING_METHODS:
         return
     if external:
-        walker.note(call, SIDE_EFFECTING, f"calls {shown}, a method of {walker.where(receiver)}")
+        # dynamo traces a forward's call of an outside object's method (or breaks the graph
+        # at it) as it did in the original's forward: the split path may take it. A write
+        # the body makes itself (above: ``append``, ``update``...) keeps the call eager.
+        kind = OPAQUE if _is_forward(walker) else SIDE_EFFECTING
+        walker.note(call, kind, f"calls {shown}, a method of {walker.where(receiver)}")
     else:
         walker.note(call, OPAQUE, f"calls {shown}")
 

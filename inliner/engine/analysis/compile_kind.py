@@ -129,8 +129,10 @@ class ModuleFacts:
         self._changed: dict[str, bool] = {}
         self._texts: list[tuple[ast.stmt, str | None]] | None = None
         self._answers: dict[ast.stmt, frozenset[str]] = {}
-        self._helpers: dict[tuple[ast.FunctionDef | ast.AsyncFunctionDef, HelperRecord | None], Finding | None] = {}
-        self._in_progress: set[tuple[ast.FunctionDef | ast.AsyncFunctionDef, HelperRecord | None]] = set()
+        self._helpers: dict[
+            tuple[ast.FunctionDef | ast.AsyncFunctionDef, HelperRecord | None, bool], Finding | None
+        ] = {}
+        self._in_progress: set[tuple[ast.FunctionDef | ast.AsyncFunctionDef, HelperRecord | None, bool]] = set()
 
     def changes(self, name: str) -> bool:
         """Whether some function of the module changes the module-level ``name`` (see
@@ -159,18 +161,24 @@ class ModuleFacts:
         return self._texts
 
     def helper(
-        self, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, depth: int, record: HelperRecord | None = None
+        self,
+        func: ast.FunctionDef | ast.AsyncFunctionDef,
+        scope: Scope,
+        depth: int,
+        record: HelperRecord | None = None,
+        in_forward: bool = False,
     ) -> Finding | None:
         """The worst finding in a same-file helper (None: traceable), computed once per way
-        it is called: with or without the ctx record at one of its parameters."""
-        key = (func, record)
+        it is called: with or without the ctx record at one of its parameters, from a
+        forward or not."""
+        key = (func, record, in_forward)
         if key in self._helpers:
             return self._helpers[key]
         if key in self._in_progress or depth > _MAX_HELPER_DEPTH:
             return Finding(OPAQUE, "is recursive or nested too deeply to follow")
         self._in_progress.add(key)
         try:
-            result = _helper_finding(func, scope, self, depth, record)
+            result = _helper_finding(func, scope, self, depth, record, in_forward)
         finally:
             self._in_progress.discard(key)
         self._helpers[key] = result
@@ -208,26 +216,64 @@ def _kind_of(findings: list[Finding]) -> CompileKind:
 
 def static_nones(func: ast.FunctionDef) -> tuple[int, ...] | None:
     """Positions that every ``return`` of ``func`` (not of a nested function) gives as a
-    literal None, when each return is a tuple of the same length (or one expression);
-    None when that is not known. Another position may still be None at run time (a name
+    literal None, when every return has one shape: a tuple of the same length (or one
+    expression), or the same positions before a starred element of unknown length
+    (``return (None, None, *grads)``: 0 and 1); None when that is not known. Another position may still be None at run time (a name
     bound to None on some path): the runtime checks it where it would matter."""
     nodes = _own_nodes(func)
     returns = [n for n in nodes if isinstance(n, ast.Return)]
     if not returns:
         return None
-    shapes: set[tuple[bool, ...]] = set()
+    shapes: set[tuple[tuple[bool, ...], bool]] = set()
     for node in returns:
         value = node.value
         if value is None or (isinstance(value, ast.Name) and _may_hold_a_tuple(value.id, nodes)):
             return None
-        elements = value.elts if isinstance(value, ast.Tuple) else [value]
-        if any(isinstance(e, ast.Starred) for e in elements):
+        shape = _return_shape(value.elts if isinstance(value, ast.Tuple) else [value])
+        if shape is None:
             return None
-        shapes.add(tuple(isinstance(e, ast.Constant) and e.value is None for e in elements))
+        shapes.add(shape)
     if len(shapes) != 1:
         return None
-    (shape,) = shapes
-    return tuple(i for i, none in enumerate(shape) if none)
+    ((known, _open),) = shapes
+    return tuple(i for i, none in enumerate(known) if none)
+
+
+def _return_shape(elements: list[ast.expr]) -> tuple[tuple[bool, ...], bool] | None:
+    """Per position of one returned tuple, whether it is a literal None, as far as the
+    positions are known (``*[None] * 4`` and ``*(None, None)`` are literal Nones; any
+    other starred element ends what is known, ``(None, None, *grads)``); and whether it
+    ended so. None when a literal None follows that end: it would come at a position
+    not known here."""
+    shape: list[bool] = []
+    for k, element in enumerate(elements):
+        if not isinstance(element, ast.Starred):
+            shape.append(_is_none(element))
+            continue
+        count = _count_of_nones(element.value)
+        if count is None:
+            rest = elements[k + 1 :]
+            if any(_is_none(e) or (isinstance(e, ast.Starred) and _count_of_nones(e.value)) for e in rest):
+                return None
+            return tuple(shape), True
+        shape.extend([True] * count)
+    return tuple(shape), False
+
+
+def _count_of_nones(expr: ast.expr) -> int | None:
+    """``[None] * 4``, ``(None,) * 2``, ``[None, None]``: how many Nones (None: not such a literal)."""
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        return len(expr.elts) if all(_is_none(e) for e in expr.elts) else None
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        for items, times in ((expr.left, expr.right), (expr.right, expr.left)):
+            count = _count_of_nones(items)
+            if count is not None and isinstance(times, ast.Constant) and type(times.value) is int:
+                return count * max(times.value, 0)
+    return None
+
+
+def _is_none(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is None
 
 
 def _may_hold_a_tuple(name: str, nodes: list[ast.AST]) -> bool:
@@ -263,7 +309,9 @@ def _own_nodes(func: ast.FunctionDef) -> list[ast.AST]:
     return out
 
 
-def _helper_finding(func, scope: Scope, facts: ModuleFacts, depth: int, record: HelperRecord | None) -> Finding | None:
+def _helper_finding(
+    func, scope: Scope, facts: ModuleFacts, depth: int, record: HelperRecord | None, in_forward: bool
+) -> Finding | None:
     if isinstance(func, ast.AsyncFunctionDef) or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(func)):
         return Finding(OPAQUE, "is a generator or coroutine")
     for decorator in func.decorator_list:
@@ -272,7 +320,7 @@ def _helper_finding(func, scope: Scope, facts: ModuleFacts, depth: int, record: 
         qualified = facts.index.qualify(name, scope) if name else {"<local>"}
         if not qualified or not all(q in _GRAD_MODE_DECORATORS for q in qualified):
             return Finding(OPAQUE, f"has the decorator @{_text(decorator)}")
-    return worst(_Walker(func, scope, facts, depth=depth + 1, record=record).run())
+    return worst(_Walker(func, scope, facts, depth=depth + 1, record=record, in_forward=in_forward).run())
 
 
 _GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inference_mode"})
@@ -341,8 +389,11 @@ class _Walker(Visitor):
         body: Body | None = None,
         depth: int = 0,
         record: HelperRecord | None = None,
+        in_forward: bool = False,
     ) -> None:
         self.func = func
+        #: a forward's body, or a helper a forward calls: dynamo traces it as the original's forward
+        self.in_forward = in_forward or (body is not None and body.role == "forward")
         #: the ctx record's name here, and whether this body's writes to it are the original's ctx writes
         if body is not None:
             self.record, self.owns_record = body.record, body.record_call is not None

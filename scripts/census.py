@@ -195,7 +195,13 @@ def main(argv: list[str] | None = None) -> int:
         for name, version in chosen:
             files = _extract(_download(name, version, args.cache), workdir / name)
             print(f"{name} {version}: {files} Python files", file=sys.stderr, flush=True)
-        records, stderr = _diagnostics(workdir, args.jobs)
+        records: list[dict] = []
+        stderr = ""
+        for name, _ in chosen:  # one run per project: a project must not see another's modules
+            print(f"checking {name}", file=sys.stderr, flush=True)
+            found, errors = _diagnostics(workdir / name, args.jobs)
+            records += found
+            stderr += errors
         tallies = {name: Tally() for name, _ in chosen}
         for record in records:
             project = Path(record["path"]).relative_to(workdir).parts[0]

@@ -6,13 +6,15 @@ Gaussian processes, ODE/SDE solvers, geometry and vision libraries) from PyPI, c
 each file against the sha256 PyPI publishes, extracts only the Python sources, and
 runs ``python -m inliner --check --output-format json`` over them. Prints, per
 project and in total, how many Function classes (and op calls) were flattened and
-refused, the refusals by code, and any file the engine failed on.
+refused, the refusals by code, and any file the engine failed on. With ``--paths``, also
+which path ``torch.compile`` gives each flattened one (graph, split or island, as
+``scripts/compile_paths.py`` finds it) and the islands by reason; ``--islands`` lists them.
 
 Nothing is built or imported from the downloads: a pure-Python wheel is taken where
 one exists, else the source distribution, else any wheel (its ``.py`` files are the
 same). Downloads are kept in ``--cache`` (default ``~/.cache/inliner-census``).
 
-Usage: python scripts/census.py [--cache DIR] [--jobs N] [--show CODE] [PROJECT ...]
+Usage: python scripts/census.py [--cache DIR] [--jobs N] [--show CODE] [--paths [--islands]] [PROJECT ...]
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import urllib.parse
 import urllib.request
 import zipfile
 from pathlib import Path, PurePosixPath
+
+import compile_paths
 
 #: (PyPI name, pinned version). Chosen for the Functions they define, not their size.
 PROJECTS: tuple[tuple[str, str], ...] = (
@@ -180,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "inliner-census")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--show", action="append", default=[], metavar="CODE", help="list the refusals with CODE")
+    parser.add_argument("--paths", action="store_true", help="also count the compile paths and islands by reason")
+    parser.add_argument("--islands", action="store_true", help="with --paths, list every island and why")
     args = parser.parse_args(argv)
 
     chosen = [(n, v) for n, v in PROJECTS if not args.projects or n in args.projects]
@@ -189,12 +195,21 @@ def main(argv: list[str] | None = None) -> int:
         for name, version in chosen:
             files = _extract(_download(name, version, args.cache), workdir / name)
             print(f"{name} {version}: {files} Python files", file=sys.stderr, flush=True)
-        records, stderr = _diagnostics(workdir, args.jobs)
+        records: list[dict] = []
+        stderr = ""
+        for name, _ in chosen:  # one run per project: a project must not see another's modules
+            print(f"checking {name}", file=sys.stderr, flush=True)
+            found, errors = _diagnostics(workdir / name, args.jobs)
+            records += found
+            stderr += errors
         tallies = {name: Tally() for name, _ in chosen}
         for record in records:
             project = Path(record["path"]).relative_to(workdir).parts[0]
             tallies[project].add(record, workdir)
-        return _report(chosen, tallies, stderr, args.show)
+        status = _report(chosen, tallies, stderr, args.show)
+        if args.paths:
+            status |= _report_paths(chosen, tallies, _compile_paths(chosen, workdir), args.islands)
+        return status
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -224,6 +239,46 @@ def _report(chosen: list[tuple[str, str]], tallies: dict[str, Tally], stderr: st
         print(f"\n{code}:", file=out)
         for where in total.examples.get(code, []):
             print("  " + where, file=out)
+    sys.stdout.write(out.getvalue())
+    return 1 if failed else 0
+
+
+def _compile_paths(chosen: list[tuple[str, str]], workdir: Path) -> dict[str, compile_paths.Paths]:
+    """Each project's compile paths (``scripts/compile_paths.py``), files named from the project."""
+    found = {}
+    for name, _ in chosen:
+        print(f"compile paths: {name}", file=sys.stderr, flush=True)
+        found[name] = compile_paths.scan([workdir / name], relative_to=workdir)
+    return found
+
+
+def _report_paths(
+    chosen: list[tuple[str, str]], tallies: dict[str, Tally], found: dict[str, compile_paths.Paths], islands: bool
+) -> int:
+    out = io.StringIO()
+    print(f"\n{'project':28} {'flat':>5} {'graph':>5} {'split':>5} {'island':>6}", file=out)
+    total = compile_paths.Paths()
+    mismatched = []
+    for name, _ in chosen:
+        paths = found[name]
+        counts = paths.counts
+        print(f"{name:28} {tallies[name].flattened:5} " + " ".join(f"{counts[p]:5}" for p in ("graph", "split"))
+              + f" {counts['island']:6}", file=out)  # fmt: skip
+        if sum(counts.values()) != tallies[name].flattened:
+            mismatched.append(f"{name}: {tallies[name].flattened} flattened, {sum(counts.values())} with a path")
+        total.add(paths)
+    print("\n" + compile_paths.summary(total), file=out)
+    print("\nislands by reason, per project:", file=out)
+    for why, n in total.reasons.most_common():
+        per = collections.Counter(f.file.split("/")[0] for f in total.found if f.path == "island" and f.reason == why)
+        print(f"  {n:4}  {why}: " + ", ".join(f"{p} {k}" for p, k in per.most_common()), file=out)
+    failed = total.failures + mismatched
+    print(f"path failures: {len(failed)}", file=out)
+    for line in failed:
+        print("  " + line, file=out)
+    if islands:
+        print("\nislands:", file=out)
+        print(compile_paths.listing(compile_paths.Paths([f for f in total.found if f.path == "island"])), file=out)
     sys.stdout.write(out.getvalue())
     return 1 if failed else 0
 

@@ -1,10 +1,13 @@
 """Census of compile paths: which path ``torch.compile`` gives each flattened Function.
 
 Runs the engine over the Python files under the given directories (default: the
-installed torch package), reads the keywords of every emitted ``custom_vjp(...)`` call,
-and asks the runtime's own choice (``inliner.runtime._dynamo.compile_path``) what dynamo
-will make of it: *graph*, *split* or *island*. Prints the counts per path and the
-islands by reason. Nothing is imported from the scanned files.
+installed torch package) and hands the keywords of every emitted ``custom_vjp(...)``
+call to the runtime's own ``custom_vjp``, with stand-ins for the functions they name
+(fwd, bwd, a jvp, decorators): the flat callable it makes says which path dynamo gives
+it (``.compile_path``: *graph*, *split* or *island*, chosen by
+``inliner.runtime._dynamo.compile_path``) and why an island is one. Prints the counts per
+path and the islands by reason. Nothing is imported from the scanned files.
+``scripts/census.py --paths`` runs the same over its downloaded projects.
 
 Usage: python scripts/compile_paths.py [DIR ...] [--list]
 """
@@ -14,86 +17,123 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
+import dataclasses
 import sys
-import types
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from inliner import flatten
 
 _MARKERS = ("autograd.Function", "Function)", "autograd_function_apply")
+PATHS = ("graph", "split", "island")
 
 
-def spec_of(call: ast.Call) -> types.SimpleNamespace:
-    """What ``compile_path`` reads of a ``Spec``, from the emitted keywords."""
-    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+@dataclasses.dataclass(frozen=True)
+class Found:
+    """One flattened Function (or op call) and the path dynamo gives it."""
 
-    def literal(name: str, default: object) -> object:
-        node = keywords.get(name)
-        if node is None:
-            return default
-        try:
-            return ast.literal_eval(node)
-        except ValueError:
-            return "<code>"
-
-    kind = literal("compile_kind", "traceable")
-    backward_nones = literal("backward_nones", None)
-    return types.SimpleNamespace(
-        compile_kind=kind,
-        compile_reason=literal("compile_reason", None),
-        backward_kind=literal("backward_kind", kind),
-        backward_nones=None if backward_nones is None else frozenset(backward_nones),
-        dirty=literal("dirty_idx", ()),
-        materialize_grads=literal("materialize_grads", True),
-        jvp=keywords.get("jvp"),
-        record=literal("ctx_record", False),
-        decorated=("forward_decorators" in keywords or "backward_decorators" in keywords) or None,
-        saved_on_demand=literal("saved_on_demand", False),
-        fwd_needs_input_grad=literal("fwd_needs_input_grad", False),
-        fill_defaults=literal("fill_defaults", False),
-        name=literal("name", "?"),
-    )
+    file: str
+    line: int  # the original's first line
+    name: str
+    path: str  # graph | split | island
+    reason: str  # an island's reason, by kind (empty on the other paths)
+    detail: str  # an island's compile reason, as the engine wrote it
 
 
-def paths_in(source: str, path: str) -> list[tuple[str, str, str]]:
-    """(name, path, why an island) per flattened Function of one file."""
-    from inliner.runtime._dynamo import compile_path
+@dataclasses.dataclass
+class Paths:
+    """Counts per path, islands by reason, and every Function found."""
+
+    found: list[Found] = dataclasses.field(default_factory=list)
+    failures: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def counts(self) -> collections.Counter[str]:
+        return collections.Counter(f.path for f in self.found)
+
+    @property
+    def reasons(self) -> collections.Counter[str]:
+        return collections.Counter(f.reason for f in self.found if f.path == "island")
+
+    def add(self, other: Paths) -> None:
+        self.found += other.found
+        self.failures += other.failures
+
+
+def _stand_in(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("a census stand-in is never called")
+
+
+def _decorator(fn: Callable) -> Callable:
+    return fn
+
+
+def _keyword_value(name: str, node: ast.expr) -> Any:
+    """An emitted keyword's value: its literal, else (a function it names) a stand-in."""
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        if name.endswith("_decorators") and isinstance(node, ast.Tuple):
+            return tuple(_decorator for _ in node.elts)
+        return _stand_in
+
+
+def flat_callable(call: ast.Call) -> Any:
+    """The runtime's flat callable for one emitted ``custom_vjp(fwd, bwd, **keywords)``."""
+    from inliner.runtime import custom_vjp
+
+    keywords = {k.arg: _keyword_value(k.arg, k.value) for k in call.keywords if k.arg}
+    return custom_vjp(_stand_in, _stand_in, **keywords)
+
+
+def _is_custom_vjp(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return name.endswith("custom_vjp")
+
+
+def island_reason(flat: Any) -> str:
+    """Why ``flat`` is an island, by kind: the split path's missing feature, else the engine's kind."""
+    fallback = getattr(flat, "_inliner_fallback", "")
+    if fallback:  # less its closing aside: "it has a forward-mode rule (jvp)"
+        return fallback.rsplit(" (", 1)[0] if fallback.endswith(")") else fallback
+    if flat.compile_kind == "side_effecting":
+        return "forward side effect"
+    return "backward not traceable, None gradients not known statically"
+
+
+def paths_in(source: str, path: str) -> list[Found]:
+    """Every flattened Function of one file, with its path."""
+    import torch._dynamo  # noqa: F401  (the runtime registers a flat callable's path with it)
 
     result = flatten(source, path=path)
     if not result.flattened:
         return []
+    lines: dict[str, list[int]] = collections.defaultdict(list)
+    for target in result.targets:
+        if target.flattened:
+            lines[target.name].append(target.first_line)
     found = []
     for node in ast.walk(ast.parse(result.source)):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "").endswith("custom_vjp"):
-            spec = spec_of(node)
-            chosen, fallback = compile_path(spec)
-            why = ""
-            if chosen == "island":
-                why = fallback or _engine_reason(spec)
-            found.append((spec.name, chosen, why))
-    return found
+        if _is_custom_vjp(node):
+            flat = flat_callable(node)
+            name = flat.__name__
+            line = lines[name].pop(0) if lines[name] else 0
+            chosen = flat.compile_path
+            reason = island_reason(flat) if chosen == "island" else ""
+            detail = (flat.compile_reason or "") if chosen == "island" else ""
+            found.append(Found(path, line, name, chosen, reason, detail))
+    return sorted(found, key=lambda f: f.line)
 
 
-def _engine_reason(spec: types.SimpleNamespace) -> str:
-    if spec.compile_kind == "side_effecting":
-        return "forward side effect"
-    if spec.backward_kind != "traceable" and spec.backward_nones is None:
-        return "backward not traceable, None gradients not known statically"
-    return "engine kind"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dirs", nargs="*")
-    parser.add_argument("--list", action="store_true", help="print every Function with its path")
-    args = parser.parse_args(argv)
-    import torch
-
-    roots = [Path(d) for d in args.dirs] or [Path(torch.__file__).parent]
-    counts: collections.Counter[str] = collections.Counter()
-    reasons: collections.Counter[str] = collections.Counter()
+def scan(roots: Iterable[Path], relative_to: Path | None = None) -> Paths:
+    """The paths of every Function under ``roots`` (files named relative to ``relative_to``)."""
+    paths = Paths()
     for root in roots:
         for file in sorted(root.rglob("*.py")):
             try:
@@ -102,22 +142,46 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if not any(m in source for m in _MARKERS):
                 continue
+            name = str(file.relative_to(relative_to)) if relative_to else str(file)
             try:
-                found = paths_in(source, str(file))
-            except Exception as exc:  # an engine failure is reported, not fatal
-                print(f"{file}: engine failed: {exc!r}", file=sys.stderr)
-                continue
-            for name, chosen, why in found:
-                counts[chosen] += 1
-                if why:
-                    reasons[why.split(" (")[0]] += 1
-                if args.list:
-                    print(f"{file}: {name}: {chosen}{' (' + why + ')' if why else ''}")
-    total = sum(counts.values())
-    print(f"{total} flattened: " + ", ".join(f"{p} {counts[p]}" for p in ("graph", "split", "island")))
-    for why, n in reasons.most_common():
-        print(f"  island: {n:4}  {why}")
-    return 0
+                paths.found += paths_in(source, name)
+            except Exception as exc:  # an engine or runtime failure is reported, not fatal
+                paths.failures.append(f"{name}: {exc!r}")
+    return paths
+
+
+def summary(paths: Paths) -> str:
+    """``N flattened: graph a, split b, island c`` and the islands by reason."""
+    counts = paths.counts
+    lines = [f"{sum(counts.values())} flattened: " + ", ".join(f"{p} {counts[p]}" for p in PATHS)]
+    lines += [f"  island: {n:4}  {why}" for why, n in paths.reasons.most_common()]
+    return "\n".join(lines)
+
+
+def listing(paths: Paths) -> str:
+    """One line per Function: ``file:line: Name: path (why)``."""
+    return "\n".join(
+        f"{f.file}:{f.line}: {f.name}: {f.path}"
+        + (f" ({f.reason}; {f.detail or 'no compile reason'})" if f.path == "island" else "")
+        for f in paths.found
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dirs", nargs="*", help="directories to scan (default: the installed torch package)")
+    parser.add_argument("--list", action="store_true", help="print every Function with its path")
+    args = parser.parse_args(argv)
+    import torch
+
+    roots = [Path(d) for d in args.dirs] or [Path(torch.__file__).parent]
+    paths = scan(roots)
+    if args.list:
+        print(listing(paths))
+    print(summary(paths))
+    for failure in paths.failures:
+        print(f"failed: {failure}", file=sys.stderr)
+    return 1 if paths.failures else 0
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ def exp_fwd(x, scale=2.0):
 
 
 def exp_bwd(residuals, g):
-    out, scale = residuals
+    (out,) = residuals[:1]
     return g * out * 3, None
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from inliner.engine.model import CustomVJP, VJPSpec
-from inliner.engine.residuals import merge_repeated
+from inliner.engine.residuals import merge_repeated, open_only_what_is_read
 from inliner.engine.user_text import (
     Originals,
     Statement,
@@ -160,7 +160,7 @@ def emit(
     (``vjp.kept``) comes last, as the user wrote it less its autograd members, with
     ``apply = staticmethod(custom_vjp(...))`` appended.
     """
-    vjp = merge_repeated(vjp)
+    vjp = open_only_what_is_read(merge_repeated(vjp))
     user = UserText(originals or Originals(), line_length, indent)
     blank = (cst.EmptyLine(indent=False),) * (1 if nested else 2)
     written = user.written

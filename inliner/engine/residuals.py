@@ -1,5 +1,5 @@
 """One residual per value: merge residual slots that hold the same local and reach no
-reader twice.
+reader twice; then each reader opens only the slots it reads.
 
 A forward that saves ``x`` for backward and again for its jvp returns ``(x, dx, x, dx)``;
 backward reads the first pair and jvp the second. The runtime passes each slot by the
@@ -14,6 +14,12 @@ one route (``save_for_backward(x, x)`` unpacks two tensors that need not be one 
 nor with a plain slot or a ``saved_tensors`` group; a slot that stands for a ctx
 attribute on the autograd node (``ctx_attrs``) keeps its own name there, so it merges with
 nothing; and a reader that uses both names keeps both slots.
+
+A slot stays in fwd's return for the runtime (a ``ctx_attrs`` slot is on the autograd
+node even where backward never reads it; a jvp's slot is not backward's), but a reader
+binds no name it does not read: ``x, scale, other = residuals`` where only ``x`` and
+``other`` are read becomes ``x, _, other = residuals``, and where only ``x`` is,
+``(x,) = residuals[:1]``; a reader that reads none opens nothing.
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ from typing import cast
 
 import libcst as cst
 
+from inliner.engine.docstrings import after_docstring
 from inliner.engine.model import CustomVJP, VJPSpec
-from inliner.engine.names import names_in, unpack_statement
+from inliner.engine.names import fresh, names_in, unpack_statement
 from inliner.engine.walk import walk
 
 
@@ -195,3 +202,91 @@ class _Replace(cst.CSTTransformer):
 
     def on_leave(self, original_node: cst.CSTNodeT, updated_node: cst.CSTNodeT) -> cst.CSTNodeT:
         return cast(cst.CSTNodeT, self.replacements.get(original_node, updated_node))
+
+
+def open_only_what_is_read(vjp: CustomVJP) -> CustomVJP:
+    """``vjp`` with each reader's opening unpack trimmed to the names it reads (see above)."""
+    bwd = _opening_trimmed(vjp.bwd)
+    extra = [_opening_trimmed(f) if f.name.value == vjp.spec.jvp else f for f in vjp.extra]
+    if bwd is vjp.bwd and all(a is b for a, b in zip(extra, vjp.extra)):
+        return vjp
+    return dataclasses.replace(vjp, bwd=bwd, extra=extra)
+
+
+def _opening_trimmed(reader: cst.FunctionDef) -> cst.FunctionDef:
+    """``reader`` opening only the residual slots its body reads."""
+    opening = _opening(reader)
+    if opening is None:
+        return reader
+    stmt, names, start = opening
+    body = cast(cst.IndentedBlock, reader.body)
+    rest = [s for s in body.body if s is not stmt]
+    read = names_in(body.with_changes(body=rest))
+    kept = [i for i, n in enumerate(names) if n in read]
+    if len(kept) == len(names):
+        return reader
+    statements = list(body.body)
+    at = statements.index(stmt)
+    if not kept:
+        del statements[at]
+        if at < len(statements):  # the unpacking's own comments stay where they were
+            after = cast(cst.SimpleStatementLine | cst.BaseCompoundStatement, statements[at])
+            statements[at] = after.with_changes(
+                leading_lines=[*stmt.leading_lines, *_comment_line(stmt), *after.leading_lines]
+            )
+        return reader.with_changes(body=body.with_changes(body=statements))
+    first, last = kept[0], kept[-1]
+    taken = names_in(reader)
+    placeholder = "_" if "_" not in taken else fresh("_unread", taken)
+    opened = [n if n in read else placeholder for n in names[first : last + 1]]
+    param = _param_name(reader)
+    stop = "" if last + 1 == len(names) else str(start + last + 1)
+    source = param if start + first == 0 and not stop else f"{param}[{start + first or ''}:{stop}]"
+    statements[at] = stmt.with_changes(body=unpack_statement(opened, source).body)
+    return reader.with_changes(body=body.with_changes(body=statements))
+
+
+def _opening(reader: cst.FunctionDef) -> tuple[cst.SimpleStatementLine, list[str], int] | None:
+    """The ``a, b = residuals`` (or ``= residuals[k:]``) a reader opens with: the statement,
+    its names and ``k``."""
+    body = reader.body
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        return None
+    params = reader.params.posonly_params[:1] or reader.params.params[:1]
+    first = after_docstring(body.body)
+    stmt = body.body[first] if first < len(body.body) else None
+    if not params or not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return None
+    small = stmt.body[0]
+    if not (
+        isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Tuple)
+    ):
+        return None
+    start = _start(small.value, params[0].name.value)
+    elements = small.targets[0].target.elements
+    names = [e.value.value for e in elements if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)]
+    if start is None or len(names) != len(elements) or len(set(names)) != len(names):
+        return None
+    return stmt, names, start
+
+
+def _start(value: cst.BaseExpression, residuals: str) -> int | None:
+    """0 for ``residuals``, k for ``residuals[k:]``, None for anything else."""
+    if isinstance(value, cst.Name):
+        return 0 if value.value == residuals else None
+    if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value == residuals):
+        return None
+    if len(value.slice) != 1 or not isinstance(value.slice[0].slice, cst.Slice):
+        return None
+    bounds = value.slice[0].slice
+    if bounds.upper is not None or bounds.step is not None:
+        return None
+    if bounds.lower is None:
+        return 0
+    return int(bounds.lower.value) if isinstance(bounds.lower, cst.Integer) else None
+
+
+def _comment_line(stmt: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
+    """The statement's trailing comment as a line of its own (none if it has none)."""
+    comment = stmt.trailing_whitespace.comment
+    return [] if comment is None else [cst.EmptyLine(comment=comment)]

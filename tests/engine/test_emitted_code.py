@@ -234,3 +234,90 @@ def test_comments_of_deleted_ctx_lines_go_with_them():
     assert "    # About what follows.\n" in rewritten
     assert "y = x * k  # on a kept line\n" in rewritten
     assert "    # unpack\n    x, k = residuals  # one tensor\n" in rewritten
+
+
+SLOTS_READ_WITH_GAPS = """
+import torch
+
+_ = str  # a module-level `_` (gettext's, say) backward reads: the placeholder must not hide it
+
+
+class Gaps(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_backward(x)
+        ctx.a, ctx.b, ctx.c, ctx.d = k, 2.0, 3.0, 4.0
+        return x * k
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x * ctx.a * ctx.c * len(_(1)), None
+
+
+class TailOnly(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_backward(x)
+        ctx.k = k
+        ctx.m = 2.0
+        return x * k
+
+    @staticmethod
+    def backward(ctx, g):
+        if g is None:
+            return None, None
+        (x,) = ctx.saved_tensors
+        return g * ctx.m * 3, None
+
+
+def scenario_gaps():
+    x = torch.randn(3, requires_grad=True)
+    out = Gaps.apply(x, 2.0)
+    return [x], (out, out.grad_fn.b, out.grad_fn.d)
+
+
+def scenario_tail_only():
+    x = torch.randn(3, requires_grad=True)
+    out = TailOnly.apply(x, 2.0)
+    return [x], (out, out.grad_fn.k)
+"""
+
+
+def test_backward_binds_only_the_residuals_it_reads():
+    """Slots backward does not read stay in fwd's return (they are on the autograd node),
+    but bwd binds no name for them: a placeholder between read slots (not ``_`` where the
+    body reads a ``_``), a slice where they lead or trail, nothing where none is read."""
+    rewritten = _flat(SLOTS_READ_WITH_GAPS)
+    assert "return x * k, (x, a, b, c, d)" in rewritten
+    assert "    x, a, _unread, c = residuals[:4]\n" in rewritten
+    assert "    (m,) = residuals[2:]\n" in rewritten  # x is read on demand, k never
+    _behaves_the_same(SLOTS_READ_WITH_GAPS, rewritten, "slots_read_with_gaps")
+
+
+def test_a_backward_that_reads_no_residual_opens_none():
+    rewritten = _flat(CHANGED_ATTRIBUTE_ONLY)
+    assert "def scaled_bwd(residuals, g):\n    return g * 3, None\n" in rewritten
+    _behaves_the_same(CHANGED_ATTRIBUTE_ONLY, rewritten, "no_residual_read")
+
+
+CHANGED_ATTRIBUTE_ONLY = """
+import torch
+
+
+class Scaled(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = scale
+        return x * scale
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3, None
+
+
+def scenario_backward():
+    x = torch.randn(3, requires_grad=True)
+    out = Scaled.apply(x, 2.0)
+    return [x], (out, out.grad_fn.scale)
+"""

@@ -1,6 +1,6 @@
 """The rewrite adds no lint: ruff finds nothing in a golden output that it did not find in its input.
 
-Checked: unused imports and locals (F401, F841), redefinitions (F811), undefined names
+Checked: unused imports, locals and unpacked names (F401, F841, RUF059), redefinitions (F811), undefined names
 (F821, F823), imports below code (E402), import blocks isort would reorder (I001),
 trailing whitespace (W291, W293) and pycodestyle's blank lines around definitions (E301-E306,
 preview rules in ruff).
@@ -21,7 +21,7 @@ import pytest
 
 from tests.support.golden import case_dirs
 
-RULES = "F401,F811,F821,F823,F841,E402,I001,W291,W293,E301,E302,E303,E304,E305,E306"
+RULES = "F401,F811,F821,F823,F841,RUF059,E402,I001,W291,W293,E301,E302,E303,E304,E305,E306"
 CASES = case_dirs()
 
 Finding = tuple[str, str]  # (code, message)

@@ -36,8 +36,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
-import marshal
 import sys
+import types
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -93,7 +93,6 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
     fwd = spec.fwd
     wants_flags = spec.fwd_needs_input_grad
     nondiff = spec.nondiff  # the shim reads no Spec (dynamo cannot wrap one)
-    tag = cache_tag(spec)
 
     def shim(*args: Any, **kwargs: Any) -> Any:
         if thunder_loaded():
@@ -120,11 +119,24 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
         out_layout = tuple(isinstance(o, Tensor) for o in flat_out)
         arg_layout = tuple(isinstance(a, Tensor) for a in args)
         key = _layout_key(owner, layout, out_layout, flags, arg_layout, *objects)
-        made = attach(tensors, ins, saved, numbers, key, tag)
+        made = attach(tensors, ins, saved, numbers, key, _tag(owner))
         result = _place_outputs(flat_out, made, nondiff)
         return result[0] if single else result
 
     return shim
+
+
+_TAGS: dict[int, str] = {}
+
+
+@torch._dynamo.assume_constant_result
+def _tag(owner: int) -> str:
+    """Run for real at trace time: ``owner``'s cache tag, computed at the first trace
+    (not when the Function is defined: an import pays nothing for it)."""
+    tag = _TAGS.get(owner)
+    if tag is None:
+        tag = _TAGS[owner] = cache_tag(_SPECS[owner])
+    return tag
 
 
 def cache_tag(spec: Any) -> str:
@@ -132,13 +144,53 @@ def cache_tag(spec: Any) -> str:
     of fwd and bwd (the same-file helpers a traceable backward may call), their code,
     and this module. AOTAutograd's and inductor's on-disk caches key on dynamo's graph,
     where the backward is only this op: without the tag, a process would get the
-    backward an earlier process traced from other code (a stale custom gradient)."""
+    backward an earlier process traced from other code (a stale custom gradient). The
+    same code gives the same tag in every process (a cache hit)."""
     digest = hashlib.sha256()
     for fn in (spec.fwd, spec.bwd):
-        digest.update(marshal.dumps(fn.__code__))
+        _hash_code(digest, fn.__code__)
     for name in sorted({spec.fwd.__code__.co_filename, spec.bwd.__code__.co_filename, __file__}):
         digest.update(_file_digest(name))
     return f"{spec.module}.{spec.name}:{digest.hexdigest()[:20]}"
+
+
+def _hash_code(digest: Any, code: types.CodeType) -> None:
+    """Feed ``digest`` what ``code`` does, deterministically (``marshal.dumps`` is not: its
+    bytes depend on reference counts): its bytecode, names, flags and constants, nested
+    code objects (inner functions, lambdas, comprehensions) recursively."""
+    _hash_bytes(digest, code.co_code)
+    for names in (code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars):
+        _hash_bytes(digest, "\0".join(names).encode())
+    for text in (code.co_filename, getattr(code, "co_qualname", code.co_name)):
+        _hash_bytes(digest, text.encode())
+    counts = (code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags)
+    _hash_bytes(digest, repr(counts).encode())
+    _hash_constant(digest, code.co_consts)
+
+
+def _hash_constant(digest: Any, value: Any) -> None:
+    if isinstance(value, types.CodeType):
+        _hash_bytes(digest, b"code")
+        _hash_code(digest, value)
+    elif type(value) is tuple or type(value) is frozenset:
+        items = [_constant_digest(v) for v in value]
+        _hash_bytes(digest, f"{type(value).__name__}:{len(items)}".encode())
+        for item in items if type(value) is tuple else sorted(items):  # a set has no order
+            digest.update(item)
+    else:  # None, Ellipsis, numbers, strings, bytes: their repr says type and value
+        _hash_bytes(digest, f"{type(value).__name__}:{value!r}".encode())
+
+
+def _constant_digest(value: Any) -> bytes:
+    digest = hashlib.sha256()
+    _hash_constant(digest, value)
+    return digest.digest()
+
+
+def _hash_bytes(digest: Any, data: bytes) -> None:
+    """``data`` with its length first, so that consecutive parts cannot run together."""
+    digest.update(len(data).to_bytes(8, "little"))
+    digest.update(data)
 
 
 @functools.lru_cache(maxsize=256)

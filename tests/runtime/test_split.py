@@ -403,3 +403,75 @@ def test_the_cache_tag_changes_with_the_backward_s_code():
 
 def _spec_of(flat):
     return types.SimpleNamespace(fwd=flat.fwd, bwd=flat.bwd, module=flat.__module__, name=flat.__name__)
+
+
+_TAGGED_MODULE = """
+import sys
+import types
+from inliner.runtime import custom_vjp, _split
+
+def fwd(x, mode="alpha"):
+    scale = (lambda y: y * 2.5)(x)
+    return (scale if mode in {"alpha", "beta", "gamma"} else x), (x,)
+
+def bwd(residuals, g):
+    return g * 3
+
+Tagged = custom_vjp(fwd, bwd, name="Tagged", compile_kind="opaque", backward_kind="traceable")
+if "hold" in sys.argv:  # references a trace may hold: marshal's bytes depend on them
+    held = [fwd.__code__.co_consts, *fwd.__code__.co_consts, bwd.__code__.co_consts]
+spec = types.SimpleNamespace(fwd=Tagged.fwd, bwd=Tagged.bwd, module=Tagged.__module__, name=Tagged.__name__)
+print(_split.cache_tag(spec))
+"""
+
+
+def test_the_cache_tag_is_the_same_in_every_process(tmp_path):
+    """The tag of the same code is the same in two fresh processes (with another hash
+    seed, and with references held to the code's constants): AOTAutograd's cache hits."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "tagged_module.py").write_text(_TAGGED_MODULE)
+    root = str(Path(__file__).resolve().parents[2])
+    tags = []
+    for seed, hold in (("1", ""), ("2", "hold")):
+        env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=os.pathsep.join((str(tmp_path), root)))
+        run = subprocess.run(
+            [sys.executable, str(tmp_path / "tagged_module.py"), hold], env=env, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        tags.append(run.stdout.strip())
+    assert tags[0] == tags[1] and tags[0].startswith("__main__.Tagged:")
+
+
+def test_the_cache_tag_changes_with_a_constant_of_nested_code():
+    """A constant inside a nested function of fwd changes the tag; the same source
+    compiled again (other code objects) does not."""
+    from inliner.runtime import _split
+
+    def made(factor: str):
+        namespace: dict = {}
+        source = f"def fwd(x):\n    inner = lambda y: y * {factor}\n    return inner(x), (x,)\n"
+        exec(compile(source, "<tagged>", "exec"), namespace)
+        return custom_vjp(namespace["fwd"], numpy_sin_bwd, name="Nested", compile_kind="opaque")
+
+    tags = [_split.cache_tag(_spec_of(made(f))) for f in ("2.5", "2.5", "3.5")]
+    assert tags[0] == tags[1] != tags[2]
+
+
+def test_the_cache_tag_is_computed_at_the_first_trace_not_when_the_function_is_made(monkeypatch):
+    """Defining flat callables (an import of a rewritten module) hashes nothing; the first
+    compile of a split call computes its tag once."""
+    from inliner.runtime import _split
+
+    calls: list = []
+    real = _split.cache_tag
+    monkeypatch.setattr(_split, "cache_tag", lambda spec: calls.append(spec.name) or real(spec))
+    split = custom_vjp(numpy_sin_fwd, numpy_sin_bwd, name="Lazy", compile_kind="opaque", backward_kind="traceable")
+    custom_vjp(numpy_sin_fwd, numpy_sin_bwd, name="LazyGraph")  # the graph path, with a split for objects
+    assert calls == []
+    compiled = torch.compile(lambda x: split(x) * 2, backend="aot_eager")
+    for _ in range(2):
+        compiled(_inputs()[0]).sum().backward()
+    assert calls == ["Lazy"]

@@ -399,10 +399,15 @@ attach.register_autograd(_backward, setup_context=_setup_context)
 
 def register_inductor_decomposition(_module: Any = None) -> None:
     """Inductor decomposes ``attach`` into clones (below autograd, so the custom backward
-    stays): the forward is then one fused kernel instead of a Python call of the op."""
-    from torch._inductor.decomposition import register_decomposition
+    stays): the forward is then one fused kernel instead of a Python call of the op.
+    Inductor caches its table at its first compile: where that came first (a model
+    compiled before the first flattened Function is defined), the cache is cleared."""
+    from torch._inductor import decomposition
 
-    register_decomposition(torch.ops.inliner.attach.default)(_clones)
+    decomposition.register_decomposition(torch.ops.inliner.attach.default)(_clones)
+    cached = getattr(decomposition, "fast_random_decomps", None)
+    if hasattr(cached, "cache_clear"):
+        cached.cache_clear()
 
 
 def _clones(outs: list, ins: list, saved: list, numbers: list, key: int, tag: str) -> list:

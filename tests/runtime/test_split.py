@@ -475,3 +475,35 @@ def test_the_cache_tag_is_computed_at_the_first_trace_not_when_the_function_is_m
     for _ in range(2):
         compiled(_inputs()[0]).sum().backward()
     assert calls == ["Lazy"]
+
+
+_COMPILED_FIRST = """
+import torch
+import torch._dynamo
+from torch._inductor.decomposition import select_decomp_table
+select_decomp_table()  # as inductor's first compile does: it caches the table
+from inliner.runtime import custom_vjp
+
+def fwd(x):
+    return x * 2, ()
+
+def bwd(residuals, g):
+    return g * 3
+
+Late = custom_vjp(fwd, bwd, name="Late", compile_kind="opaque", backward_kind="traceable")
+print(torch.ops.inliner.attach.default in select_decomp_table())
+"""
+
+
+def test_inductor_decomposes_attach_when_it_compiled_before_the_first_function():
+    """A model compiled before the first flattened Function is defined: inductor's cached
+    decomposition table still gets ``attach`` (else every forward pays a Python op call)."""
+    import os
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=root)
+    run = subprocess.run([sys.executable, "-c", _COMPILED_FIRST], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "True"

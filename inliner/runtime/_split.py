@@ -405,9 +405,9 @@ def register_inductor_decomposition(_module: Any = None) -> None:
     from torch._inductor import decomposition
 
     decomposition.register_decomposition(torch.ops.inliner.attach.default)(_clones)
-    cached = getattr(decomposition, "fast_random_decomps", None)
-    if hasattr(cached, "cache_clear"):
-        cached.cache_clear()
+    clear = getattr(getattr(decomposition, "fast_random_decomps", None), "cache_clear", None)
+    if clear is not None:
+        clear()
 
 
 def _clones(outs: list, ins: list, saved: list, numbers: list, key: int, tag: str) -> list:

@@ -331,12 +331,25 @@ def _attach_fake(outs: list, ins: list, saved: list, numbers: list, key: int, ta
 def call_bwd(
     grads: list[Tensor], ins: list[Tensor], saved: list[Tensor], numbers: list[int | float | bool], key: int
 ) -> list[Tensor]:
-    """An opaque ``bwd``, run for real on every backward: a gradient per tensor input
-    (zeros where bwd gave None: the caller puts the static Nones back)."""
+    """An opaque ``bwd``, run for real on every backward: a gradient per tensor input (an
+    empty placeholder where nobody reads it: the caller gives None there)."""
     gradients = _run_bwd(key, grads, saved, numbers)
     _check_nones(key, gradients)
     storages = {t.untyped_storage().data_ptr() for t in (*grads, *ins, *saved)}
-    return [_as_gradient(g, i, storages) for g, i in zip(gradients, ins)]
+    return [
+        i.new_empty(0) if drop else _as_gradient(g, i, storages) for g, i, drop in zip(gradients, ins, _dropped(key))
+    ]
+
+
+def _dropped(key: int) -> list[bool]:
+    """Per tensor input: whether its gradient is never read (a literal None in every
+    return of bwd, or an input that does not require grad), known when tracing."""
+    entry = _LAYOUTS[key]
+    return [
+        p in entry.spec.backward_nones or not entry.needs_input_grad[p]
+        for p, tensor in enumerate(entry.arguments)
+        if tensor
+    ]
 
 
 def _check_nones(key: int, gradients: list) -> None:
@@ -356,15 +369,13 @@ def _check_nones(key: int, gradients: list) -> None:
 
 @call_bwd.register_fake
 def _call_bwd_fake(grads: list, ins: list, saved: list, numbers: list, key: int) -> list:
-    return [torch.empty_like(i) for i in ins]
+    return [i.new_empty(0) if drop else torch.empty_like(i) for i, drop in zip(ins, _dropped(key))]
 
 
 def _as_gradient(grad: Any, inp: Tensor, storages: set[int]) -> Tensor:
     """``grad`` as autograd would take it for ``inp``: summed to its shape where broadcast,
-    in its dtype; zeros for None (replaced by None again where that is static). A copy
-    only where it shares storage with the op's inputs (an op may not return an alias)."""
-    if grad is None:
-        return torch.zeros_like(inp)
+    in its dtype. A copy only where it shares storage with the op's inputs (an op may
+    not return an alias)."""
     if grad.shape != inp.shape:
         grad = grad.sum_to_size(inp.shape)
     grad = grad.to(inp.dtype)
@@ -388,8 +399,7 @@ def _backward(ctx: Any, grads: list) -> tuple:
         gradients = _run_bwd(ctx.key, list(grads), saved, ctx.numbers)
     else:
         gradients = call_bwd(list(grads), ins, saved, ctx.numbers, ctx.key)
-        tensor_positions = [p for p, tensor in enumerate(entry.arguments) if tensor]
-        gradients = [None if p in spec.backward_nones else g for p, g in zip(tensor_positions, gradients)]
+        gradients = [None if drop else g for g, drop in zip(gradients, _dropped(ctx.key))]
     # one entry per input, in the inputs' structure (an empty list stays a list)
     return [None] * ctx.n_outs, gradients, [None] * ctx.n_saved, None if ctx.numbers else [], None, None
 

@@ -206,6 +206,45 @@ def test_a_non_differentiable_output_does_not_require_grad():
     _compiled_matches_eager(body)
 
 
+def both_fwd(x, w):
+    return x * w, (x, w)
+
+
+def both_bwd(residuals, g):
+    x, w = residuals
+    LOG.append("both")
+    return g * w * 3, g * x * 5  # a gradient for w even where w does not require grad
+
+
+Both = custom_vjp(
+    both_fwd,
+    both_bwd,
+    name="Both",
+    backward_kind="side_effecting",
+    backward_reason="backward appends to module-level LOG",
+    backward_nones=(),
+)
+
+
+@pytest.mark.parametrize("w_requires_grad", [False, True])
+def test_the_opaque_backward_s_gradient_for_an_input_without_grad_is_dropped(w_requires_grad):
+    """``call_bwd`` gives an empty placeholder where nobody reads the gradient (w does not
+    require grad): the compiled call's gradients, and the effect per call, are eager's."""
+    for backend in ("aot_eager", "inductor"):
+        results = []
+        for fn in (Both, torch.compile(lambda x, w: Both(x, w), backend=backend, fullgraph=True)):
+            torch.manual_seed(0)
+            x, w = torch.randn(5, requires_grad=True), torch.randn(5, requires_grad=w_requires_grad)
+            fn(x, w).sum().backward()
+            results.append((x.grad, w.grad, list(LOG)))
+            LOG.clear()
+        (x_eager, w_eager, log_eager), (x_compiled, w_compiled, log_compiled) = results
+        assert log_compiled == log_eager == ["both"]
+        assert torch.allclose(x_compiled, x_eager)
+        assert (w_compiled is None) == (w_eager is None) == (not w_requires_grad)
+        assert w_compiled is None or torch.allclose(w_compiled, w_eager)
+
+
 # -- fallbacks to the island, each with one warning -----------------------------------------------
 
 

@@ -245,6 +245,19 @@ def test_the_opaque_backward_s_gradient_for_an_input_without_grad_is_dropped(w_r
         assert w_compiled is None or torch.allclose(w_compiled, w_eager)
 
 
+def test_double_backward_through_an_opaque_backward_is_an_error_never_a_silent_gradient():
+    """Under a backend that runs attach's formula eagerly (``eager``), a double backward
+    reaches ``call_bwd``, which has no formula of its own: it must raise, not warn and
+    give a gradient (as an op without an autograd kernel would)."""
+    x = torch.randn(5, requires_grad=True)
+    compiled = torch.compile(lambda t: Both(t, t * 1), backend="eager", fullgraph=True)
+    (g,) = torch.autograd.grad(compiled(x).sum(), x, create_graph=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeError, match="call_bwd"):
+            torch.autograd.grad(g.sum(), x)
+
+
 # -- fallbacks to the island, each with one warning -----------------------------------------------
 
 

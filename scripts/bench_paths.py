@@ -1,20 +1,34 @@
 """Benchmark: the original Function beside each compile path of its flat callable.
 
-Not a test. For four Functions (pure torch, a numpy forward, a dataclass argument, a
-backward with a Python side effect), 256x256 inputs, inductor: compile time (first
-forward + backward after ``torch._dynamo.reset()``, FX-graph and AOT caches off) and
-step time (median of blocks of forward + backward, CPU time of this process). Each
-path is forced through ``custom_vjp``'s keywords:
+Not a test (no thresholds asserted): it prints ratios. For the issue's four Functions
+(pure torch, a numpy forward, a dataclass argument, a backward with a Python side
+effect), 256x256 inputs, inductor, one thread, each variant (the original and every
+path) called from its own small compiled function (its own code object, so that
+dynamo's caches never mix them):
+
+- **compile**: CPU time of this process for the first forward + backward after
+  ``torch._dynamo.reset()`` (FX-graph and AOT caches off; inductor's on-disk kernel
+  cache is left on, so C++ compilation, the same for every variant, is mostly not
+  counted). Variants in a rotating order per repetition.
+- **step alone**: forward + backward where the call is the whole compiled function;
+  **step in model**: the call between two torch ops (``x * 2`` before, ``* 3``
+  after), where an island's graph break costs a second compiled region, as in a model.
+  All variants are compiled side by side, then timed in interleaved blocks (the order
+  rotates every round); a ratio is the variant's block over the original's block of the
+  same round. Reported: median ratio and its interquartile range over the rounds.
+
+Paths are forced through ``custom_vjp``'s keywords:
 
 - graph: both kinds traceable (one ``allow_in_graph`` node);
 - split: ``compile_kind="opaque"`` with the backward's own kind: ``traceable`` (bwd
   traced into the backward graph) or ``side_effecting`` (bwd run by ``call_bwd``);
 - island: ``compile_kind="side_effecting"`` (a graph break at the call).
 
-A path that would be wrong for a Function (the graph path for numpy or a backward side
-effect: fake tensors cannot run numpy; the effect would happen once) is not measured.
+``*`` marks the path the engine's classification gives the Function. A path that would
+be wrong for a Function (the graph path for numpy or a backward side effect: fake
+tensors cannot run numpy; the effect would happen once) is not measured.
 
-Usage: python scripts/bench_paths.py [--reps 3] [--steps 200] [--only pure,numpy forward]
+Usage: python scripts/bench_paths.py [--reps 3] [--rounds 15] [--steps 40] [--only pure,numpy forward]
 """
 
 from __future__ import annotations
@@ -24,14 +38,17 @@ import dataclasses
 import statistics
 import sys
 import time
+import types
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 import torch
+import torch._dynamo
 
 from inliner.runtime import custom_vjp
 
@@ -145,13 +162,22 @@ PATHS = {
     "island": {"compile_kind": "side_effecting"},
 }
 
-#: (original, fwd, bwd, the paths measured, bwd's literal None positions)
+#: (original, fwd, bwd, the paths measured, bwd's literal None positions, the default path)
 FUNCTIONS: dict[str, tuple] = {
-    "pure": (Pure, pure_fwd, pure_bwd, ("graph", "split", "split, opaque bwd", "island"), ()),
-    "numpy forward": (NumpySin, numpy_fwd, numpy_bwd, ("split", "island"), (1,)),
-    "dataclass argument": (ObjectArg, object_fwd, object_bwd, ("graph", "split", "island"), (1,)),
-    "backward side effect": (CountedBackward, counted_fwd, counted_bwd, ("split, opaque bwd", "island"), (1,)),
+    "pure": (Pure, pure_fwd, pure_bwd, ("graph", "split", "split, opaque bwd", "island"), (), "graph"),
+    "numpy forward": (NumpySin, numpy_fwd, numpy_bwd, ("split", "island"), (1,), "split"),
+    "dataclass argument": (ObjectArg, object_fwd, object_bwd, ("graph", "split", "island"), (1,), "graph"),
+    "backward side effect": (
+        CountedBackward,
+        counted_fwd,
+        counted_bwd,
+        ("split, opaque bwd", "island"),
+        (1,),
+        "split, opaque bwd",
+    ),
 }
+
+CONTEXTS = ("alone", "in model")
 
 
 def _inputs(name: str) -> tuple:
@@ -162,74 +188,128 @@ def _inputs(name: str) -> tuple:
     return x, torch.randn(N, N, requires_grad=name != "numpy forward")
 
 
+def _caller(fn: Callable, context: str, label: str) -> Callable:
+    """A function calling ``fn`` (alone, or between two torch ops), with a code object
+    of its own (dynamo caches compiled code per code object)."""
+    if context == "alone":
+
+        def call(x: Any, w: Any) -> Any:
+            return fn(x, w)
+    else:
+
+        def call(x: Any, w: Any) -> Any:
+            return fn(x * 2, w) * 3
+
+    code = call.__code__.replace(co_name=f"{context}_{label}".replace(" ", "_").replace(",", ""))
+    return types.FunctionType(code, call.__globals__, code.co_name, None, call.__closure__)
+
+
 def _step(fn: Callable, inputs: tuple) -> None:
     leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
     out = fn(*inputs)
     torch.autograd.grad(out.sum(), leaves, allow_unused=True)
 
 
-def _measure(fn: Callable, inputs: tuple, reps: int, steps: int) -> tuple[float, float]:
-    """(median compile time, median step time) of ``torch.compile(fn)``, inductor."""
-    import torch._dynamo
+def _variants(name: str) -> dict[str, Callable]:
+    original, fwd, bwd, paths, nones, _default = FUNCTIONS[name]
+    variants = {"original": original.apply}
+    for path in paths:
+        keywords = dict(PATHS[path], **({"backward_nones": nones} if "opaque bwd" in path else {}))
+        variants[path] = custom_vjp(fwd, bwd, name=f"{original.__name__}_{path.replace(' ', '_')}", **keywords)
+    return variants
 
-    compile_times, step_times = [], []
-    for _ in range(reps):
-        torch._dynamo.reset()
-        compiled = torch.compile(fn)
-        start = time.process_time()
-        _step(compiled, inputs)
-        compile_times.append(time.process_time() - start)
-        for _ in range(10):
-            _step(compiled, inputs)
-        blocks = []
-        for _ in range(5):
+
+def _compile_times(variants: dict[str, Callable], inputs: tuple, reps: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {label: [] for label in variants}
+    labels = list(variants)
+    for rep in range(reps):
+        for label in labels[rep % len(labels) :] + labels[: rep % len(labels)]:
+            torch._dynamo.reset()
+            compiled = torch.compile(_caller(variants[label], "alone", label))
             start = time.process_time()
-            for _ in range(steps // 5):
-                _step(compiled, inputs)
-            blocks.append((time.process_time() - start) / (steps // 5))
-        step_times.append(statistics.median(blocks))
+            _step(compiled, inputs)
+            times[label].append(time.process_time() - start)
     torch._dynamo.reset()
-    return statistics.median(compile_times), statistics.median(step_times)
+    return times
 
 
-def report(reps: int = 3, steps: int = 200, only: str = "") -> dict:
+def _step_ratios(
+    variants: dict[str, Callable], inputs: tuple, context: str, rounds: int, steps: int
+) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """Per variant: the median step time, and its per-round ratios to the original."""
+    torch._dynamo.reset()
+    compiled = {label: torch.compile(_caller(fn, context, label)) for label, fn in variants.items()}
+    for fn in compiled.values():
+        for _ in range(10):
+            _step(fn, inputs)
+    labels = list(compiled)
+    times: dict[str, list[float]] = {label: [] for label in labels}
+    for r in range(rounds):
+        for label in labels[r % len(labels) :] + labels[: r % len(labels)]:
+            start = time.process_time()
+            for _ in range(steps):
+                _step(compiled[label], inputs)
+            times[label].append((time.process_time() - start) / steps)
+    torch._dynamo.reset()
+    ratios = {label: [t / o for t, o in zip(times[label], times["original"])] for label in labels}
+    return {label: statistics.median(ts) for label, ts in times.items()}, ratios
+
+
+def _spread(values: list[float]) -> str:
+    """median [first quartile, third quartile]"""
+    if len(values) < 2:
+        return f"{values[0]:.2f}"
+    q1, _, q3 = statistics.quantiles(values, n=4)
+    return f"{statistics.median(values):.2f} [{q1:.2f}-{q3:.2f}]"
+
+
+def report(reps: int = 3, rounds: int = 15, steps: int = 40, only: str = "") -> dict:
+    """Print the table; return {(function, variant): {"compile": [...], context: (median, ratios)}}."""
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
 
     inductor_config.fx_graph_cache = False
     functorch_config.enable_autograd_cache = False
     warnings.simplefilter("ignore")
-    print(f"compile paths, inductor, {N}x{N}: compile time and step time (fwd+bwd), medians of {reps}")
-    print(f"{'function':22} {'path':18} {'compile':>9} {'ratio':>6} {'step':>10} {'ratio':>6}")
-    results = {}
-    _measure(Pure.apply, _inputs("pure"), 1, 10)  # inductor's own first-compile costs, paid by nobody
-    for name, (original, fwd, bwd, paths, nones) in FUNCTIONS.items():
+    print(f"compile paths, inductor, {N}x{N}, torch {torch.__version__}: ratios to the original, median [IQR]")
+    print(f"(compile: {reps} repetitions; steps: {rounds} interleaved rounds of {steps} fwd+bwd; * = default path)")
+    header = f"{'function':22} {'path':19} {'compile':>18} "
+    print(header + " ".join(f"{'step ' + c:>26}" for c in CONTEXTS))
+    results: dict = {}
+    torch.compile(_caller(Pure.apply, "alone", "warmup"))(*_inputs("pure"))  # inductor's first-compile costs
+    for name, (*_, default) in FUNCTIONS.items():
         if only and name not in only.split(","):
             continue
         inputs = _inputs(name)
-        base = _measure(original.apply, inputs, reps, steps)
-        results[(name, "original")] = base
-        print(f"{name:22} {'original':18} {base[0]:8.2f}s {1:6.2f} {base[1] * 1e6:8.0f}us {1:6.2f}")
-        for path in paths:
-            keywords = dict(PATHS[path], **({"backward_nones": nones} if "opaque bwd" in path else {}))
-            flat = custom_vjp(fwd, bwd, name=f"{original.__name__}_{path.replace(' ', '_')}", **keywords)
-            got = _measure(flat, inputs, reps, steps)
-            results[(name, path)] = got
-            print(
-                f"{'':22} {path:18} {got[0]:8.2f}s {got[0] / base[0]:6.2f} "
-                f"{got[1] * 1e6:8.0f}us {got[1] / base[1]:6.2f}"
-            )
+        variants = _variants(name)
+        compile_times = _compile_times(variants, inputs, reps)
+        steps_by_context = {c: _step_ratios(variants, inputs, c, rounds, steps) for c in CONTEXTS}
+        base = statistics.median(compile_times["original"])
+        for label in variants:
+            ratios = [t / base for t in compile_times[label]]
+            cells = [f"{statistics.median(compile_times[label]):5.2f}s {_spread(ratios):>12}"]
+            for context in CONTEXTS:
+                medians, step_ratios = steps_by_context[context]
+                cells.append(f"{medians[label] * 1e6:6.0f}us {_spread(step_ratios[label]):>18}")
+            mark = "*" if label == default else " "
+            shown = name if label == "original" else ""
+            print(f"{shown:22} {label + mark:19} " + " ".join(cells))
+            results[(name, label)] = {
+                "compile": compile_times[label],
+                **{c: (steps_by_context[c][0][label], steps_by_context[c][1][label]) for c in CONTEXTS},
+            }
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--reps", type=int, default=3, help="compile repetitions")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved timing rounds")
+    parser.add_argument("--steps", type=int, default=40, help="fwd+bwd steps per block")
     parser.add_argument("--only", default="", help="comma-separated Function names (default: all)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    report(args.reps, args.steps, args.only)
+    report(args.reps, args.rounds, args.steps, args.only)
     return 0
 
 

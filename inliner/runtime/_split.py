@@ -36,7 +36,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
-import marshal
 import sys
 import types
 import weakref
@@ -94,7 +93,6 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
     slot = _hold_fwd(owner, spec)
     wants_flags = spec.fwd_needs_input_grad
     nondiff = spec.nondiff  # the shim reads no Spec (dynamo cannot wrap one)
-    tag = cache_tag(spec)
 
     def shim(*args: Any, **kwargs: Any) -> Any:
         if thunder_loaded():
@@ -122,7 +120,7 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
         out_layout = tuple(isinstance(o, Tensor) for o in flat_out)
         arg_layout = tuple(isinstance(a, Tensor) for a in args)
         key = _layout_key(owner, layout, out_layout, flags, arg_layout, *objects)
-        made = attach(tensors, ins, saved, numbers, key, tag)
+        made = attach(tensors, ins, saved, numbers, key, _tag(owner))
         result = _place_outputs(flat_out, made, nondiff)
         return result[0] if single else result
 
@@ -146,18 +144,71 @@ def _hold_fwd(owner: int, spec: Any) -> str:
     return slot
 
 
+_TAGS: dict[int, str] = {}
+
+
+@torch._dynamo.assume_constant_result
+def _tag(owner: int) -> str:
+    """Run for real at trace time: ``owner``'s cache tag, computed at the first trace
+    (not when the Function is defined: an import pays nothing for it)."""
+    tag = _TAGS.get(owner)
+    if tag is None:
+        tag = _TAGS[owner] = cache_tag(_SPECS[owner])
+    return tag
+
+
 def cache_tag(spec: Any) -> str:
     """A constant argument of ``attach`` that changes with the code behind it: the files
     of fwd and bwd (the same-file helpers a traceable backward may call), their code,
     and this module. AOTAutograd's and inductor's on-disk caches key on dynamo's graph,
     where the backward is only this op: without the tag, a process would get the
-    backward an earlier process traced from other code (a stale custom gradient)."""
+    backward an earlier process traced from other code (a stale custom gradient). The
+    same code gives the same tag in every process (a cache hit)."""
     digest = hashlib.sha256()
     for fn in (spec.fwd, spec.bwd):
-        digest.update(marshal.dumps(fn.__code__))
+        _hash_code(digest, fn.__code__)
     for name in sorted({spec.fwd.__code__.co_filename, spec.bwd.__code__.co_filename, __file__}):
         digest.update(_file_digest(name))
     return f"{spec.module}.{spec.name}:{digest.hexdigest()[:20]}"
+
+
+def _hash_code(digest: Any, code: types.CodeType) -> None:
+    """Feed ``digest`` what ``code`` does, deterministically (``marshal.dumps`` is not: its
+    bytes depend on reference counts): its bytecode, names, flags and constants, nested
+    code objects (inner functions, lambdas, comprehensions) recursively."""
+    _hash_bytes(digest, code.co_code)
+    for names in (code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars):
+        _hash_bytes(digest, "\0".join(names).encode())
+    for text in (code.co_filename, getattr(code, "co_qualname", code.co_name)):
+        _hash_bytes(digest, text.encode())
+    counts = (code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags)
+    _hash_bytes(digest, repr(counts).encode())
+    _hash_constant(digest, code.co_consts)
+
+
+def _hash_constant(digest: Any, value: Any) -> None:
+    if isinstance(value, types.CodeType):
+        _hash_bytes(digest, b"code")
+        _hash_code(digest, value)
+    elif type(value) is tuple or type(value) is frozenset:
+        items = [_constant_digest(v) for v in value]
+        _hash_bytes(digest, f"{type(value).__name__}:{len(items)}".encode())
+        for item in items if type(value) is tuple else sorted(items):  # a set has no order
+            digest.update(item)
+    else:  # None, Ellipsis, numbers, strings, bytes: their repr says type and value
+        _hash_bytes(digest, f"{type(value).__name__}:{value!r}".encode())
+
+
+def _constant_digest(value: Any) -> bytes:
+    digest = hashlib.sha256()
+    _hash_constant(digest, value)
+    return digest.digest()
+
+
+def _hash_bytes(digest: Any, data: bytes) -> None:
+    """``data`` with its length first, so that consecutive parts cannot run together."""
+    digest.update(len(data).to_bytes(8, "little"))
+    digest.update(data)
 
 
 @functools.lru_cache(maxsize=256)
@@ -298,12 +349,25 @@ def _attach_fake(outs: list, ins: list, saved: list, numbers: list, key: int, ta
 def call_bwd(
     grads: list[Tensor], ins: list[Tensor], saved: list[Tensor], numbers: list[int | float | bool], key: int
 ) -> list[Tensor]:
-    """An opaque ``bwd``, run for real on every backward: a gradient per tensor input
-    (zeros where bwd gave None: the caller puts the static Nones back)."""
+    """An opaque ``bwd``, run for real on every backward: a gradient per tensor input (an
+    empty placeholder where nobody reads it: the caller gives None there)."""
     gradients = _run_bwd(key, grads, saved, numbers)
     _check_nones(key, gradients)
     storages = {t.untyped_storage().data_ptr() for t in (*grads, *ins, *saved)}
-    return [_as_gradient(g, i, storages) for g, i in zip(gradients, ins)]
+    return [
+        i.new_empty(0) if drop else _as_gradient(g, i, storages) for g, i, drop in zip(gradients, ins, _dropped(key))
+    ]
+
+
+def _dropped(key: int) -> list[bool]:
+    """Per tensor input: whether its gradient is never read (a literal None in every
+    return of bwd, or an input that does not require grad), known when tracing."""
+    entry = _LAYOUTS[key]
+    return [
+        p in entry.spec.backward_nones or not entry.needs_input_grad[p]
+        for p, tensor in enumerate(entry.arguments)
+        if tensor
+    ]
 
 
 def _check_nones(key: int, gradients: list) -> None:
@@ -323,15 +387,13 @@ def _check_nones(key: int, gradients: list) -> None:
 
 @call_bwd.register_fake
 def _call_bwd_fake(grads: list, ins: list, saved: list, numbers: list, key: int) -> list:
-    return [torch.empty_like(i) for i in ins]
+    return [i.new_empty(0) if drop else torch.empty_like(i) for i, drop in zip(ins, _dropped(key))]
 
 
 def _as_gradient(grad: Any, inp: Tensor, storages: set[int]) -> Tensor:
     """``grad`` as autograd would take it for ``inp``: summed to its shape where broadcast,
-    in its dtype; zeros for None (replaced by None again where that is static). A copy
-    only where it shares storage with the op's inputs (an op may not return an alias)."""
-    if grad is None:
-        return torch.zeros_like(inp)
+    in its dtype. A copy only where it shares storage with the op's inputs (an op may
+    not return an alias)."""
     if grad.shape != inp.shape:
         grad = grad.sum_to_size(inp.shape)
     grad = grad.to(inp.dtype)
@@ -355,8 +417,7 @@ def _backward(ctx: Any, grads: list) -> tuple:
         gradients = _run_bwd(ctx.key, list(grads), saved, ctx.numbers)
     else:
         gradients = call_bwd(list(grads), ins, saved, ctx.numbers, ctx.key)
-        tensor_positions = [p for p, tensor in enumerate(entry.arguments) if tensor]
-        gradients = [None if p in spec.backward_nones else g for p, g in zip(tensor_positions, gradients)]
+        gradients = [None if drop else g for g, drop in zip(gradients, _dropped(ctx.key))]
     # one entry per input, in the inputs' structure (an empty list stays a list)
     return [None] * ctx.n_outs, gradients, [None] * ctx.n_saved, None if ctx.numbers else [], None, None
 
@@ -366,10 +427,15 @@ attach.register_autograd(_backward, setup_context=_setup_context)
 
 def register_inductor_decomposition(_module: Any = None) -> None:
     """Inductor decomposes ``attach`` into clones (below autograd, so the custom backward
-    stays): the forward is then one fused kernel instead of a Python call of the op."""
-    from torch._inductor.decomposition import register_decomposition
+    stays): the forward is then one fused kernel instead of a Python call of the op.
+    Inductor caches its table at its first compile: where that came first (a model
+    compiled before the first flattened Function is defined), the cache is cleared."""
+    from torch._inductor import decomposition
 
-    register_decomposition(torch.ops.inliner.attach.default)(_clones)
+    decomposition.register_decomposition(torch.ops.inliner.attach.default)(_clones)
+    clear = getattr(getattr(decomposition, "fast_random_decomps", None), "cache_clear", None)
+    if clear is not None:
+        clear()
 
 
 def _clones(outs: list, ins: list, saved: list, numbers: list, key: int, tag: str) -> list:

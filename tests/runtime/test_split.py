@@ -207,6 +207,58 @@ def test_a_non_differentiable_output_does_not_require_grad():
     _compiled_matches_eager(body)
 
 
+def both_fwd(x, w):
+    return x * w, (x, w)
+
+
+def both_bwd(residuals, g):
+    x, w = residuals
+    LOG.append("both")
+    return g * w * 3, g * x * 5  # a gradient for w even where w does not require grad
+
+
+Both = custom_vjp(
+    both_fwd,
+    both_bwd,
+    name="Both",
+    backward_kind="side_effecting",
+    backward_reason="backward appends to module-level LOG",
+    backward_nones=(),
+)
+
+
+@pytest.mark.parametrize("w_requires_grad", [False, True])
+def test_the_opaque_backward_s_gradient_for_an_input_without_grad_is_dropped(w_requires_grad):
+    """``call_bwd`` gives an empty placeholder where nobody reads the gradient (w does not
+    require grad): the compiled call's gradients, and the effect per call, are eager's."""
+    for backend in ("aot_eager", "inductor"):
+        results = []
+        for fn in (Both, torch.compile(lambda x, w: Both(x, w), backend=backend, fullgraph=True)):
+            torch.manual_seed(0)
+            x, w = torch.randn(5, requires_grad=True), torch.randn(5, requires_grad=w_requires_grad)
+            fn(x, w).sum().backward()
+            results.append((x.grad, w.grad, list(LOG)))
+            LOG.clear()
+        (x_eager, w_eager, log_eager), (x_compiled, w_compiled, log_compiled) = results
+        assert log_compiled == log_eager == ["both"]
+        assert torch.allclose(x_compiled, x_eager)
+        assert (w_compiled is None) == (w_eager is None) == (not w_requires_grad)
+        assert w_compiled is None or torch.allclose(w_compiled, w_eager)
+
+
+def test_double_backward_through_an_opaque_backward_is_an_error_never_a_silent_gradient():
+    """Under a backend that runs attach's formula eagerly (``eager``), a double backward
+    reaches ``call_bwd``, which has no formula of its own: it must raise, not warn and
+    give a gradient (as an op without an autograd kernel would)."""
+    x = torch.randn(5, requires_grad=True)
+    compiled = torch.compile(lambda t: Both(t, t * 1), backend="eager", fullgraph=True)
+    (g,) = torch.autograd.grad(compiled(x).sum(), x, create_graph=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeError, match="call_bwd"):
+            torch.autograd.grad(g.sum(), x)
+
+
 # -- fallbacks to the island, each with one warning -----------------------------------------------
 
 
@@ -450,3 +502,107 @@ def test_nones_in_a_starred_list_take_the_split_path_and_stay_none():
         compiled(x, w).sum().backward()
         assert w.grad is None and torch.allclose(x.grad, w.detach() * 3 * 1.0)
     assert LOG == ["gate"] * cc.CALLS  # one per backward (_compiled_matches_eager cleared its own)
+
+
+_TAGGED_MODULE = """
+import sys
+import types
+from inliner.runtime import custom_vjp, _split
+
+def fwd(x, mode="alpha"):
+    scale = (lambda y: y * 2.5)(x)
+    return (scale if mode in {"alpha", "beta", "gamma"} else x), (x,)
+
+def bwd(residuals, g):
+    return g * 3
+
+Tagged = custom_vjp(fwd, bwd, name="Tagged", compile_kind="opaque", backward_kind="traceable")
+if "hold" in sys.argv:  # references a trace may hold: marshal's bytes depend on them
+    held = [fwd.__code__.co_consts, *fwd.__code__.co_consts, bwd.__code__.co_consts]
+spec = types.SimpleNamespace(fwd=Tagged.fwd, bwd=Tagged.bwd, module=Tagged.__module__, name=Tagged.__name__)
+print(_split.cache_tag(spec))
+"""
+
+
+def test_the_cache_tag_is_the_same_in_every_process(tmp_path):
+    """The tag of the same code is the same in two fresh processes (with another hash
+    seed, and with references held to the code's constants): AOTAutograd's cache hits."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "tagged_module.py").write_text(_TAGGED_MODULE)
+    root = str(Path(__file__).resolve().parents[2])
+    tags = []
+    for seed, hold in (("1", ""), ("2", "hold")):
+        env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=os.pathsep.join((str(tmp_path), root)))
+        run = subprocess.run(
+            [sys.executable, str(tmp_path / "tagged_module.py"), hold], env=env, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        tags.append(run.stdout.strip())
+    assert tags[0] == tags[1] and tags[0].startswith("__main__.Tagged:")
+
+
+def test_the_cache_tag_changes_with_a_constant_of_nested_code():
+    """A constant inside a nested function of fwd changes the tag; the same source
+    compiled again (other code objects) does not."""
+    from inliner.runtime import _split
+
+    def made(factor: str):
+        namespace: dict = {}
+        source = f"def fwd(x):\n    inner = lambda y: y * {factor}\n    return inner(x), (x,)\n"
+        exec(compile(source, "<tagged>", "exec"), namespace)
+        return custom_vjp(namespace["fwd"], numpy_sin_bwd, name="Nested", compile_kind="opaque")
+
+    tags = [_split.cache_tag(_spec_of(made(f))) for f in ("2.5", "2.5", "3.5")]
+    assert tags[0] == tags[1] != tags[2]
+
+
+def test_the_cache_tag_is_computed_at_the_first_trace_not_when_the_function_is_made(monkeypatch):
+    """Defining flat callables (an import of a rewritten module) hashes nothing; the first
+    compile of a split call computes its tag once."""
+    from inliner.runtime import _split
+
+    calls: list = []
+    real = _split.cache_tag
+    monkeypatch.setattr(_split, "cache_tag", lambda spec: calls.append(spec.name) or real(spec))
+    split = custom_vjp(numpy_sin_fwd, numpy_sin_bwd, name="Lazy", compile_kind="opaque", backward_kind="traceable")
+    custom_vjp(numpy_sin_fwd, numpy_sin_bwd, name="LazyGraph")  # the graph path, with a split for objects
+    assert calls == []
+    compiled = torch.compile(lambda x: split(x) * 2, backend="aot_eager")
+    for _ in range(2):
+        compiled(_inputs()[0]).sum().backward()
+    assert calls == ["Lazy"]
+
+
+_COMPILED_FIRST = """
+import torch
+import torch._dynamo
+from torch._inductor.decomposition import select_decomp_table
+select_decomp_table()  # as inductor's first compile does: it caches the table
+from inliner.runtime import custom_vjp
+
+def fwd(x):
+    return x * 2, ()
+
+def bwd(residuals, g):
+    return g * 3
+
+Late = custom_vjp(fwd, bwd, name="Late", compile_kind="opaque", backward_kind="traceable")
+print(torch.ops.inliner.attach.default in select_decomp_table())
+"""
+
+
+def test_inductor_decomposes_attach_when_it_compiled_before_the_first_function():
+    """A model compiled before the first flattened Function is defined: inductor's cached
+    decomposition table still gets ``attach`` (else every forward pays a Python op call)."""
+    import os
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=root)
+    run = subprocess.run([sys.executable, "-c", _COMPILED_FIRST], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "True"

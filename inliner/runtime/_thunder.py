@@ -282,9 +282,22 @@ def _check_gradient_count(name: str, returned: Any, n_inputs: int) -> None:
         )
 
 
-#: Modules whose frames are not the user's call site: thunder's interpreter, and
-#: ``runtime``'s wrapper that casts a ``custom_fwd(cast_inputs=...)`` Function's inputs.
-_NOT_USER_MODULES = frozenset({"thunder.core.interpreter", "thunder.core.jit_ext", "thunder.torch", "inliner.runtime"})
+#: Modules whose frames are not the user's call site: thunder's interpreter,
+#: ``runtime``'s wrapper that casts a ``custom_fwd(cast_inputs=...)`` Function's inputs,
+#: and (for the split path's ``attach``, ``_thunder_split``) the runtime's module that
+#: calls the op and torch's custom-op machinery.
+_NOT_USER_MODULES = frozenset(
+    {
+        "thunder.core.interpreter",
+        "thunder.core.jit_ext",
+        "thunder.torch",
+        "inliner.runtime",
+        "inliner.runtime._split",
+        "inliner.runtime._thunder_split",
+        "torch._library.custom_ops",
+        "torch._ops",
+    }
+)
 
 #: Names a trace's program binds besides its symbols' (its imports, thunder's helpers,
 #: Python's builtins): a symbol's name must not shadow them.

@@ -780,3 +780,84 @@ def test_a_dataclass_holding_a_function_is_refused_by_name():
         NotImplementedError, match="CallsField: thunder cannot run this custom Function: its argument 1"
     ):
         thunder.jit(lambda t: flat.CallsField(t, holder))(torch.randn(4, requires_grad=True))
+
+
+def _thunderfx_graphs(compiled):
+    """(graphs dynamo made, code of the inductor regions, every trace of the thunder regions)."""
+    infos = compiled._backend.subgraph_infos
+    inductor = [
+        gm.code
+        for info in infos
+        for gm, fn in info.submodule_to_compiled_functions.items()
+        if not str(fn.compiler).endswith("THUNDER")
+    ]
+    traces = [
+        trace
+        for info in infos
+        for fn in info.thunder_compiled_fns
+        for trace in (*thunder.last_traces(fn), *thunder.last_backward_traces(fn))
+    ]
+    return len(infos), inductor, traces
+
+
+@pytest.mark.parametrize(
+    "driver,name",
+    [
+        ("compile_numpy_body", "NumpySin"),  # numpy forward, traceable backward
+        ("compile_side_effect_backward", "CountedTanh"),  # a backward run for real (call_bwd)
+        ("compile_lambda_argument", "ApplyFn"),  # a function argument, called by both bodies
+        ("compile_module_argument/RunModule", "RunModule"),  # a module argument, called by forward
+    ],
+)
+def test_thunderfx_runs_the_split_path_inside_thunder(driver, name):
+    """thunderfx on a Function dynamo traces through the split path: one dynamo graph (no
+    break at the call), ``attach`` inside thunder as one symbol named after the original
+    (its grad rule the custom backward: bwd's trace, or the ``call_bwd`` operator run on
+    every backward), never in an inductor region; eager's gradients on three calls, with
+    the backward's side effect on each."""
+    import torch._dynamo
+    from thunder.dynamo import thunderfx
+
+    module = tc.modules(tc.DRIVERS[driver].case)[1]
+    reset = getattr(module, "reset_side_effects", lambda: None)
+    log = getattr(module, "side_effect_log", lambda: [])
+    expected = [tc.reference(driver)[1]] * 3
+    reset()
+    eager_log = []
+    for _ in range(3):
+        tc.grads_of(tc.body(driver, True), tc.make_inputs(driver))
+        eager_log.append(log())
+    reset()
+    torch._dynamo.reset()
+    try:
+        compiled = thunderfx(tc.body(driver, True))
+        got, got_log = [], []
+        for _ in range(3):
+            got.append(tc.grads_of(compiled, tc.make_inputs(driver))[1])
+            got_log.append(log())
+        n_graphs, inductor, traces = _thunderfx_graphs(compiled)
+    finally:
+        torch._dynamo.reset()
+    assert n_graphs == 1  # no graph break at the call
+    assert not any("attach" in code for code in inductor), inductor
+    assert any(b.sym.name == name for t in traces for b in t.bound_symbols), [str(t) for t in traces]
+    assert tc.same(got, expected, False), "gradients differ from eager (custom backward)"
+    assert got_log == eager_log
+    assert not tp.unresolved_by_trace(traces)
+
+
+@pytest.mark.parametrize("driver", ["compile_numpy_body", "compile_side_effect_backward"])
+def test_torch_compile_keeps_the_split_path_where_thunder_is_loaded(driver):
+    """Loading thunder does not change what torch.compile's own backends get: the split
+    path (``attach`` behind one node returning a tuple, traced through by AOTAutograd),
+    ``fullgraph=True`` included, with eager's custom gradients."""
+    import torch
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(tc.body(driver, True), backend="aot_eager", fullgraph=True)
+        _, got = tc.grads_of(compiled, tc.make_inputs(driver))
+    finally:
+        torch._dynamo.reset()
+    assert tc.compare_grads(driver, got).ok

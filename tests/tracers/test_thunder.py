@@ -767,8 +767,9 @@ def test_a_gradient_for_a_dataclass_argument_raises_like_eager():
     x = torch.randn(4, requires_grad=True)
     with pytest.raises(RuntimeError, match="at position 2, but the corresponding forward input was not a Variable"):
         original.GradForParams.apply(x, _params(original, torch)).sum().backward()
+    params = _params(flat, torch)
     with pytest.raises(RuntimeError, match="at position 2, but the corresponding forward input was not a Variable"):
-        thunder.jit(lambda t: flat.GradForParams(t, _params(flat, torch)))(x)
+        thunder.jit(lambda t: flat.GradForParams(t, params))(x)
 
 
 def test_a_dataclass_holding_a_function_is_refused_by_name():
@@ -777,7 +778,7 @@ def test_a_dataclass_holding_a_function_is_refused_by_name():
     _, flat = _dataclass_modules()
     holder = flat.WithFunction(lambda t: t * 3)
     with pytest.raises(
-        NotImplementedError, match="CallsField: thunder cannot run this custom Function: its argument 1"
+        Exception, match="CallsField: thunder cannot run this custom Function: its argument 1 is an object"
     ):
         thunder.jit(lambda t: flat.CallsField(t, holder))(torch.randn(4, requires_grad=True))
 

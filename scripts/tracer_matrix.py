@@ -63,10 +63,9 @@ WHY = {
     ("thunder_jit", "amp_decorators/autocast"): "thunder cannot run the autocast context around the call",
     **{
         ("thunder_jit", d): "a trace takes tensors, numbers and other values thunder can make a proxy of: the "
-        "flat callable refuses a module, a dataclass or a function with a message naming the Function "
-        "(thunderfx runs these calls)"
+        "flat callable refuses a module or a function with a message naming the Function (a dataclass is "
+        "laid out flat; thunderfx runs these calls)"
         for d in (
-            "compile_dataclass_argument",
             "compile_lambda_argument",
             "compile_module_argument/LinearOfModule",
             "compile_module_argument/RunModule",

@@ -88,6 +88,34 @@ def _decompose_attach_in_inductor() -> None:
 
 _decompose_attach_in_inductor()
 
+
+def _register_attach_with_thunder(_thunder_module: Any = None) -> None:
+    """Give thunder ``attach``'s backward (``_thunder_split``); a thunder whose internals
+    moved keeps the split path off where it is loaded (``_split.thunder_refuses_attach``)."""
+    try:
+        from inliner.runtime import _thunder_split
+
+        _thunder_split.register()
+    except Exception:  # a thunder whose internals moved: the islands thunderfx had
+        return
+
+
+def _take_attach_to_thunder() -> None:
+    """Register ``attach`` with thunder now if it is loaded, else right after it is imported."""
+    import sys
+
+    from inliner.runtime._import_watch import _after_import
+
+    if _split is None:
+        return
+    if "thunder" in sys.modules:
+        _register_attach_with_thunder()
+    else:
+        _after_import("thunder", _register_attach_with_thunder)
+
+
+_take_attach_to_thunder()
+
 _skipped_codes: set[types.CodeType] = set()
 _flat_ids = itertools.count()
 
@@ -238,12 +266,12 @@ def _shim(name: str, owner: int, node: Callable, objects_node: Callable, split: 
         arg_specs = tuple(_flatten(a, leaves, objects, unsupported, 0) for a in args)
         kw_specs = tuple((k, _flatten(v, leaves, objects, unsupported, 0)) for k, v in kwargs.items())
         if unsupported:
-            if split is not None and not _split.thunder_loaded():
+            if split is not None and not _split.thunder_refuses_attach():
                 return split(*args, **kwargs)
             torch._dynamo.graph_break(msg=_fallback_message(name, unsupported[0]))
         key = _plan_key(owner, (arg_specs, kw_specs), *objects)
         if key < 0:
-            if split is not None and not _split.thunder_loaded():
+            if split is not None and not _split.thunder_refuses_attach():
                 return split(*args, **kwargs)
             torch._dynamo.graph_break(msg=_fallback_message(name, _PLAN_REFUSALS[-key - 1]))
         return objects_node(key, *leaves)

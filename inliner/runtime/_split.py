@@ -25,6 +25,11 @@ inlines in place of the flat callable runs
   known statically: the engine emits ``backward_nones`` (positions whose every return is
   a literal None). Without it an opaque backward keeps the call an island.
 
+- Where thunder is loaded, the shim calls ``attach`` through ``attach_as_tuple``, one
+  graph node returning a tuple, which thunderfx hands to thunder: thunder's jit runs the
+  op as a symbol whose grad rule is the custom backward (``_thunder_split``); AOTAutograd
+  traces through it to the op, as for a direct call.
+
 What this path does not carry is decided from the ``Spec`` where it can be
 (``refusal``), else at trace time (an output that is an input, a tensor returned twice):
 the call then breaks the graph and runs as an island, with one warning naming the
@@ -39,7 +44,7 @@ import itertools
 import sys
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -95,8 +100,8 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
     nondiff = spec.nondiff  # the shim reads no Spec (dynamo cannot wrap one)
 
     def shim(*args: Any, **kwargs: Any) -> Any:
-        if thunder_loaded():
-            refuse("thunder is loaded, and its torch.compile backend does not run attach's custom backward")
+        if thunder_refuses_attach():
+            refuse("thunder is loaded without inliner's registration of attach (its custom backward)")
         if kwargs:
             refuse("it is called with keyword arguments")
         flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
@@ -120,7 +125,11 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
         out_layout = tuple(isinstance(o, Tensor) for o in flat_out)
         arg_layout = tuple(isinstance(a, Tensor) for a in args)
         key = _layout_key(owner, layout, out_layout, flags, arg_layout, *objects)
-        made = attach(tensors, ins, saved, numbers, key, _tag(owner))
+        tag = _tag(owner)
+        if thunder_takes_it():
+            made = attach_as_tuple(tensors, ins, saved, numbers, key, tag)
+        else:
+            made = attach(tensors, ins, saved, numbers, key, tag)
         result = _place_outputs(flat_out, made, nondiff)
         return result[0] if single else result
 
@@ -219,13 +228,40 @@ def _file_digest(name: str) -> bytes:
         return b""
 
 
+#: Set once thunder is loaded and takes ``attach`` itself (``_thunder_split.register``).
+_thunder_takes_attach: list[bool] = []
+
+
+def thunder_takes_attach() -> None:
+    """Record that thunder runs ``attach`` by its registered backward (``_thunder_split``)."""
+    _thunder_takes_attach.append(True)
+
+
 @torch._dynamo.assume_constant_result
-def thunder_loaded() -> bool:
-    """Run at trace time. thunder's torch.compile backend (thunderfx) differentiates the
-    ``attach`` op as the clone it is, not by its registered backward (measured, thunder
-    0.2.6): where thunder is loaded the split path is not taken (thunder.jit itself has
-    its lookaside per flat callable, ``inliner.runtime._thunder``)."""
-    return "thunder" in sys.modules
+def thunder_takes_it() -> bool:
+    """Run at trace time: thunder is loaded and takes ``attach`` itself."""
+    return bool(_thunder_takes_attach)
+
+
+def attach_as_tuple(outs: list, ins: list, saved: list, numbers: list, key: int, tag: str) -> tuple:
+    """``attach`` as one graph node returning a tuple (where thunder is loaded): dynamo
+    reads an op's list result with ``getitem`` nodes, of which thunderfx's splitter cannot
+    make a proxy (it sends them to inductor, which fails on a list input). Traced through
+    by AOTAutograd; thunder's jit meets ``attach`` inside."""
+    return tuple(attach(outs, ins, saved, numbers, key, tag))
+
+
+attach_as_tuple.thunder_supported = True  # type: ignore[attr-defined]
+torch._dynamo.allow_in_graph(attach_as_tuple)
+
+
+@torch._dynamo.assume_constant_result
+def thunder_refuses_attach() -> bool:
+    """Run at trace time. Where thunder is loaded without ``attach``'s registration (its
+    internals moved), thunderfx would meet the op with no rule of its own: the split path
+    is not taken there (thunder.jit itself has its lookaside per flat callable,
+    ``inliner.runtime._thunder``)."""
+    return "thunder" in sys.modules and not _thunder_takes_attach
 
 
 def _views_input(out: Tensor, ins: list) -> bool:
@@ -235,7 +271,7 @@ def _views_input(out: Tensor, ins: list) -> bool:
     return base is not None and any(base is a or base is a._base for a in ins)
 
 
-def _place_outputs(flat_out: tuple, made: list, nondiff: tuple) -> tuple:
+def _place_outputs(flat_out: tuple, made: Sequence, nondiff: tuple) -> tuple:
     """fwd's outputs with attach's clones in the tensor positions (detached where the
     original marked them non-differentiable)."""
     made_iter = iter(made)

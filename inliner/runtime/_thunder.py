@@ -68,6 +68,7 @@ from thunder.core.trace import TraceCtx, from_trace, get_tracectx, tracectx
 from thunder.core.trace_interpreter import interpret_trace
 from thunder.core.update_aliases import insert_alias_updates
 
+from inliner.runtime import _thunder_objects
 from inliner.runtime._outputs import _CtxStandIn, _flat_outputs, _repeats
 from inliner.runtime._record import Record, bind, state_of
 
@@ -83,7 +84,7 @@ def register(fns: tuple[Callable, ...], spec: Any, decorated_fwd: Callable) -> N
     elif spec.dirty:
         lookaside = functools.partial(_refuse, spec.name, _NO_DIRTY)
     else:
-        how = _How(spec.nondiff, spec.record, spec.fwd_needs_input_grad)
+        how = _How(spec.nondiff, spec.record, spec.fwd_needs_input_grad, spec.bwd_needs_input_grad)
         lookaside = functools.partial(_lookaside, flat, spec.name, spec.fwd, decorated_fwd, _backward(spec), how)
     for fn in fns:
         jit_ext._general_jit_lookaside_map[fn] = lookaside
@@ -112,10 +113,18 @@ def _refuse(name: str, why: str, *args: Any, **kwargs: Any) -> Any:
 class _How:
     """What the lookaside of one flat callable needs to know besides fwd and bwd."""
 
-    def __init__(self, nondiff: tuple[int, ...], record: bool, fwd_needs_input_grad: bool) -> None:
+    def __init__(
+        self, nondiff: tuple[int, ...], record: bool, fwd_needs_input_grad: bool, bwd_needs_input_grad: bool = False
+    ) -> None:
         self.nondiff = nondiff
         self.record = record  # fwd's one residual is a ctx Record
         self.fwd_needs_input_grad = fwd_needs_input_grad
+        self.bwd_needs_input_grad = bwd_needs_input_grad
+
+    @property
+    def per_argument(self) -> bool:
+        """Whether fwd or bwd sees something per argument (``needs_input_grad``, a ctx record)."""
+        return self.record or self.fwd_needs_input_grad or self.bwd_needs_input_grad
 
 
 def _backward(spec: Any) -> Callable:
@@ -273,9 +282,22 @@ def _check_gradient_count(name: str, returned: Any, n_inputs: int) -> None:
         )
 
 
-#: Modules whose frames are not the user's call site: thunder's interpreter, and
-#: ``runtime``'s wrapper that casts a ``custom_fwd(cast_inputs=...)`` Function's inputs.
-_NOT_USER_MODULES = frozenset({"thunder.core.interpreter", "thunder.core.jit_ext", "thunder.torch", "inliner.runtime"})
+#: Modules whose frames are not the user's call site: thunder's interpreter,
+#: ``runtime``'s wrapper that casts a ``custom_fwd(cast_inputs=...)`` Function's inputs,
+#: and (for the split path's ``attach``, ``_thunder_split``) the runtime's module that
+#: calls the op and torch's custom-op machinery.
+_NOT_USER_MODULES = frozenset(
+    {
+        "thunder.core.interpreter",
+        "thunder.core.jit_ext",
+        "thunder.torch",
+        "inliner.runtime",
+        "inliner.runtime._split",
+        "inliner.runtime._thunder_split",
+        "torch._library.custom_ops",
+        "torch._ops",
+    }
+)
 
 #: Names a trace's program binds besides its symbols' (its imports, thunder's helpers,
 #: Python's builtins): a symbol's name must not shadow them.
@@ -355,6 +377,13 @@ def _lookaside(
     execution is fwd's trace and whose grad rule runs bwd's (see the module docstring)."""
     ctx = jit_ext.get_jit_ctx()
     call_site = _call_site()
+    objects = None if kwargs or how.per_argument else _thunder_objects.flattened(args)
+    if objects is not None:  # dataclass arguments, laid out flat (_thunder_objects)
+        n_args = len(args)
+        flat = _items_caller(flat, objects.layouts)
+        fwd = decorated_fwd = _thunder_objects.on_items(objects, decorated_fwd, leading=1)
+        backward = _per_item_backward(name, backward, objects, n_args)
+        args = objects.items
     call = _bound_call(fwd, decorated_fwd, how, args, kwargs)
     _refuse_untraceable_arguments(name, call)
     traced = _trace_forward(name, how, call)
@@ -373,6 +402,32 @@ def _lookaside(
         forward_op, execution_transform=traced.forward, grad_transform=grad_transform
     )
     return wrap(result, provenance=ProvenanceRecord(PseudoInst.LOOKASIDE, inputs=[traced.provenance]))
+
+
+@functools.cache
+def _items_caller(flat: Callable, layouts: tuple) -> Callable:
+    """What the symbol's name is bound to for a call with dataclass arguments: ``flat`` on
+    the arguments rebuilt from the items the symbol takes (one per flat callable and
+    layout, so every such call prints as one name)."""
+    return _thunder_objects.on_items(_thunder_objects.Flattened((), layouts), flat)
+
+
+def _per_item_backward(name: str, backward: Callable, objects: Any, n_args: int) -> Callable:
+    """``backward`` giving one gradient per item: none for a dataclass's leaves. A
+    gradient for a dataclass argument raises eager's error (it is not a tensor)."""
+
+    def per_item(ctx: Any, *grads: Any) -> Any:
+        result = _flat_outputs(backward(ctx, *grads))
+        _check_gradient_count(name, result, n_args)
+        for p, layout in enumerate(objects.layouts):
+            if layout is not None and result[p] is not None:
+                raise RuntimeError(
+                    f"function {name}Backward returned a gradient different than None at position {p + 1}, "
+                    "but the corresponding forward input was not a Variable"
+                )
+        return objects.per_item(result[:n_args])
+
+    return per_item
 
 
 def _refuse_untraceable_arguments(name: str, call: _Call) -> None:

@@ -17,7 +17,6 @@ no leak of flat callables made by a factory. The original's outcome is asserted 
 from __future__ import annotations
 
 import gc
-import sys
 import warnings
 import weakref
 
@@ -96,7 +95,7 @@ def _compiled_whole(case: ck.Case) -> bool:
     dynamo cannot hand the objects to one (torch 2.9), by the split path."""
     from inliner.runtime import _dynamo
 
-    split = _dynamo._split is not None and "thunder" not in sys.modules  # see _split.thunder_loaded
+    split = _dynamo._split is not None and not _dynamo._split.thunder_refuses_attach()
     return _carried(case) or (case.kind == "traceable" and split)
 
 

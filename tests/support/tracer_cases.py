@@ -965,10 +965,14 @@ def _thunderfx_program(gm: Any, jitted: Any, metas: list, tol: dict) -> str:
         return "a program's outputs differ from its graph's"
 
     def loss_and_leaves(fn: Callable) -> tuple[torch.Tensor, list]:
+        # one cotangent per floating-point output position, used where the output requires
+        # grad: thunder marks an output computed under no_grad as requiring grad (with a
+        # zero gradient), where eager does not, and the other outputs keep their cotangents
         args = fresh(inputs)
-        floats = [t for t in flat_tensors(fn(*args)) if t.is_floating_point() and t.requires_grad]
+        floats = [t for t in flat_tensors(fn(*args)) if t.is_floating_point()]
+        used = [(t, c) for t, c in zip(floats, cotangents(floats)) if t.requires_grad]
         leaves = [t for t in args if isinstance(t, torch.Tensor) and t.requires_grad]
-        return scalar_loss(floats, cotangents(floats)), leaves
+        return scalar_loss([t for t, _ in used], [c for _, c in used]), leaves
 
     loss, leaves = loss_and_leaves(lambda *a: run_initial_trace(jitted, *a, decorators=False))
     eager_loss, eager_leaves = loss_and_leaves(gm)

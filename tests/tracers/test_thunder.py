@@ -83,14 +83,14 @@ REWRITE_KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("thunder_jit", "record_callable_on_ctx/Recompute"): "requires_grad_",
     # Functions whose bodies leave torch or take objects: thunder.jit fails on them as it
     # fails on the original (test_original pins thunder's messages there): an object
-    # argument is refused by a message naming the Function (thunder cannot make a proxy of
-    # it), numpy and tolist need fake-tensor registrations (thunder's error gets a note
+    # argument other than a dataclass (a module, a function) is refused by a message naming
+    # the Function (thunder cannot make a proxy of it; a dataclass is laid out flat:
+    # test_dataclass_arguments_are_laid_out_flat), numpy and tolist need fake-tensor registrations (thunder's error gets a note
     # naming the Function: test_an_untraceable_body_is_named), and a list the forward
     # appends to is a variable thunder refuses to overwrite
     **{
         ("thunder_jit", d): "is an object of type"
         for d in (
-            "compile_dataclass_argument",
             "compile_lambda_argument",
             "compile_module_argument/LinearOfModule",
             "compile_module_argument/RunModule",
@@ -607,7 +607,7 @@ def test_an_untraceable_body_is_named(driver, name, body):
     assert note in _notes(info.value), _notes(info.value)
 
 
-@pytest.mark.parametrize("driver", ["compile_dataclass_argument", "compile_lambda_argument"])
+@pytest.mark.parametrize("driver", ["compile_lambda_argument", "compile_module_argument/LinearOfModule"])
 def test_an_object_argument_is_refused_by_name(driver):
     (name,) = tc.functions(driver, True)
     with pytest.raises(
@@ -650,3 +650,215 @@ def test_mark_dirty_is_refused_not_wrong(row):
     compile_ = thunder.jit if row == "thunder_jit" else thunderfx
     with pytest.raises(Exception, match="modifies an input in place"):
         compile_(lambda t: loss(flat, t))(a)
+
+
+DATACLASS_ARGUMENTS = """
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Inner:
+    scale: torch.Tensor
+
+
+@dataclass
+class Params:
+    weight: torch.Tensor
+    shift: float
+    inner: Inner
+
+
+class Affine(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, params):
+        ctx.save_for_backward(params.weight, params.inner.scale)
+        return x * params.weight * params.inner.scale + params.shift
+
+    @staticmethod
+    def backward(ctx, grad):
+        weight, scale = ctx.saved_tensors
+        return grad * weight * scale * 2, None  # twice the true derivative
+
+
+class GradForParams(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, params):
+        return x * params.weight
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad
+
+
+@dataclass
+class WithFunction:
+    fn: object
+
+
+class CallsField(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, holder):
+        return holder.fn(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2, None
+"""
+
+
+def _dataclass_modules():
+    return load_module(DATACLASS_ARGUMENTS, "dc_original"), load_module(flatten(DATACLASS_ARGUMENTS).source, "dc_flat")
+
+
+def _params(module, torch):
+    weight = torch.randn(4, requires_grad=True)  # eager gives it no gradient through the Function
+    return module.Params(weight, 0.5, module.Inner(torch.randn(4)))
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_dataclass_arguments_are_laid_out_flat(row):
+    """A dataclass argument (nested, a tensor field that requires grad, a number): the
+    rewrite under thunder gives eager's values and custom gradients, sees a field set to
+    another tensor on the next call, and its trace is a program calling ``Affine`` on the
+    leaves. thunder on the original is recorded, not pinned."""
+    import torch
+    from thunder.dynamo import thunderfx
+
+    original, flat = _dataclass_modules()
+    torch.manual_seed(0)
+    x = torch.randn(4, requires_grad=True)
+    params = _params(original, torch)
+    flat_params = flat.Params(params.weight, params.shift, flat.Inner(params.inner.scale))
+
+    def run(fn, p):
+        return lambda t: fn(t * 1, p) * 3
+
+    compile_ = thunder.jit if row == "thunder_jit" else thunderfx
+    jitted = compile_(run(flat.Affine, flat_params))
+    for step in range(2):
+        expected = run(original.Affine.apply, params)(x)
+        (expected_grad,) = torch.autograd.grad(expected.sum(), x)
+        got = jitted(x)
+        assert torch.allclose(got, expected), step
+        got_x, got_w = torch.autograd.grad(got.sum(), [x, params.weight], allow_unused=True)
+        assert torch.allclose(got_x, expected_grad), step  # the custom backward (twice the derivative)
+        assert got_w is None or not got_w.any(), step  # no gradient through the Function, as eager
+        params.inner.scale = flat_params.inner.scale = torch.randn(4)  # seen on the next call
+    if row == "thunder_jit":
+        trace = thunder.last_traces(jitted)[0]
+        (call,) = [b for b in trace.bound_symbols if b.sym.name == "Affine"]
+        assert call.subsymbols  # the forward spelled out
+        assert not tp.unresolved_by_trace([*thunder.last_traces(jitted), *thunder.last_backward_traces(jitted)])
+        program_out = tp.run_initial_trace(jitted, x)  # with the scale set last
+        assert torch.allclose(tp.flat_outputs(program_out)[0], run(original.Affine.apply, params)(x))
+        try:
+            thunder.jit(run(original.Affine.apply, params))(x)
+            print("thunder on the original: runs")
+        except Exception as exc:  # recorded, not pinned
+            print(f"thunder on the original: {type(exc).__name__}: {exc}")
+
+
+def test_a_gradient_for_a_dataclass_argument_raises_like_eager():
+    import torch
+
+    original, flat = _dataclass_modules()
+    x = torch.randn(4, requires_grad=True)
+    with pytest.raises(RuntimeError, match="at position 2, but the corresponding forward input was not a Variable"):
+        original.GradForParams.apply(x, _params(original, torch)).sum().backward()
+    params = _params(flat, torch)
+    with pytest.raises(RuntimeError, match="at position 2, but the corresponding forward input was not a Variable"):
+        thunder.jit(lambda t: flat.GradForParams(t, params))(x)
+
+
+def test_a_dataclass_holding_a_function_is_refused_by_name():
+    import torch
+
+    _, flat = _dataclass_modules()
+    holder = flat.WithFunction(lambda t: t * 3)
+    with pytest.raises(
+        Exception, match="CallsField: thunder cannot run this custom Function: its argument 1 is an object"
+    ):
+        thunder.jit(lambda t: flat.CallsField(t, holder))(torch.randn(4, requires_grad=True))
+
+
+def _thunderfx_graphs(compiled):
+    """(graphs dynamo made, code of the inductor regions, every trace of the thunder regions)."""
+    infos = compiled._backend.subgraph_infos
+    inductor = [
+        gm.code
+        for info in infos
+        for gm, fn in info.submodule_to_compiled_functions.items()
+        if not str(fn.compiler).endswith("THUNDER")
+    ]
+    traces = [
+        trace
+        for info in infos
+        for fn in info.thunder_compiled_fns
+        for trace in (*thunder.last_traces(fn), *thunder.last_backward_traces(fn))
+    ]
+    return len(infos), inductor, traces
+
+
+@pytest.mark.parametrize(
+    "driver,name",
+    [
+        ("compile_numpy_body", "NumpySin"),  # numpy forward, traceable backward
+        ("compile_side_effect_backward", "CountedTanh"),  # a backward run for real (call_bwd)
+        ("compile_lambda_argument", "ApplyFn"),  # a function argument, called by both bodies
+        ("compile_module_argument/RunModule", "RunModule"),  # a module argument, called by forward
+    ],
+)
+def test_thunderfx_runs_the_split_path_inside_thunder(driver, name):
+    """thunderfx on a Function dynamo traces through the split path: one dynamo graph (no
+    break at the call), ``attach`` inside thunder as one symbol named after the original
+    (its grad rule the custom backward: bwd's trace, or the ``call_bwd`` operator run on
+    every backward), never in an inductor region; eager's gradients on three calls, with
+    the backward's side effect on each."""
+    import torch._dynamo
+    from thunder.dynamo import thunderfx
+
+    module = tc.modules(tc.DRIVERS[driver].case)[1]
+    reset = getattr(module, "reset_side_effects", lambda: None)
+    log = getattr(module, "side_effect_log", lambda: [])
+    expected = [tc.reference(driver)[1]] * 3
+    reset()
+    eager_log = []
+    for _ in range(3):
+        tc.grads_of(tc.body(driver, True), tc.make_inputs(driver))
+        eager_log.append(log())
+    reset()
+    torch._dynamo.reset()
+    try:
+        compiled = thunderfx(tc.body(driver, True))
+        got, got_log = [], []
+        for _ in range(3):
+            got.append(tc.grads_of(compiled, tc.make_inputs(driver))[1])
+            got_log.append(log())
+        n_graphs, inductor, traces = _thunderfx_graphs(compiled)
+    finally:
+        torch._dynamo.reset()
+    assert n_graphs == 1  # no graph break at the call
+    assert not any("attach" in code for code in inductor), inductor
+    assert any(b.sym.name == name for t in traces for b in t.bound_symbols), [str(t) for t in traces]
+    assert tc.same(got, expected, False), "gradients differ from eager (custom backward)"
+    assert got_log == eager_log
+    assert not tp.unresolved_by_trace(traces)
+
+
+@pytest.mark.parametrize("driver", ["compile_numpy_body", "compile_side_effect_backward"])
+def test_torch_compile_keeps_the_split_path_where_thunder_is_loaded(driver):
+    """Loading thunder does not change what torch.compile's own backends get: the split
+    path (``attach`` behind one node returning a tuple, traced through by AOTAutograd),
+    ``fullgraph=True`` included, with eager's custom gradients."""
+    import torch
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(tc.body(driver, True), backend="aot_eager", fullgraph=True)
+        _, got = tc.grads_of(compiled, tc.make_inputs(driver))
+    finally:
+        torch._dynamo.reset()
+    assert tc.compare_grads(driver, got).ok

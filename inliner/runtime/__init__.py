@@ -311,10 +311,10 @@ def _callables(spec: Spec) -> _Callables:
     def flat(*args: Any, **kwargs: Any) -> Any:
         # Fast path: plain tensors (no functorch wrapper, not even a dead one), scalars
         # and objects (a module, a dataclass, a function: what dispatch would pass to the
-        # carrier's apply as they are), no keywords, no torch.func transform, and, with
-        # objects, no torch.compile frame hook (dispatch then runs the call untraced).
+        # carrier's apply as they are), no keywords, no torch.func transform, and no
+        # torch.compile frame hook (a call dynamo did not capture: dispatch then runs it
+        # untraced, so that dynamo compiles none of the frames below it).
         if not kwargs:
-            objects = False
             for arg in args:
                 kind = type(arg)
                 if kind in plain_types:
@@ -322,10 +322,8 @@ def _callables(spec: Spec) -> _Callables:
                         break
                 elif isinstance(arg, not_objects):
                     break
-                else:
-                    objects = True
             else:
-                if not functorch_active() and not (objects and frame_hook() is not None):
+                if not functorch_active() and frame_hook() is None:
                     if not eager_apply:
                         carriers()
                     return eager_apply[0](*args)

@@ -182,7 +182,7 @@ def island_message_ok(error: str, name: str) -> bool:
     inliner made it an eager island (naming it), why, and how to override (or which
     argument type no mechanism carries)."""
     return f"inliner: {name} runs eagerly" in error and (
-        "# inliner: compile=traceable" in error or "no mechanism carries" in error
+        "# inliner: compile=traceable" in error or "no mechanism carries" in error or "(mark_dirty" in error
     )
 
 

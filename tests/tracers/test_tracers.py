@@ -403,23 +403,27 @@ def test_capture_graph_is_one_plain_call():
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("backend", ["aot_eager"])
-def test_mark_dirty_on_a_compiled_region_input_matches_the_original(backend):
-    """Measured limitation, not a claim: when the dirty tensor is an *input* of the compiled
-    region, AOTAutograd's input-mutation handling loses the custom backward on torch 2.13
-    for the original (via the HOP) and the rewrite alike; 2.9.1 keeps it for the original only."""
+def test_mark_dirty_on_a_compiled_region_input_gets_the_eager_gradient(backend):
+    """When the dirty tensor is an *input* of the compiled region, AOTAutograd's
+    input-mutation handling loses the custom backward of the original (via the HOP) on torch
+    2.13 (2.9.1 keeps it); the rewrite's graph node dirties a clone and copies it back
+    (``inliner.runtime._dynamo._dirty_call``), so it gives the eager original's gradient."""
     import torch._dynamo
 
     original, rewritten = tc.modules("mark_dirty")
     grads = {}
-    for label, F in (("original", original.AddOneInplace.apply), ("rewritten", rewritten.AddOneInplace)):
+    for label, F, compiled in (
+        ("eager", original.AddOneInplace.apply, False),
+        ("original", original.AddOneInplace.apply, True),
+        ("rewritten", rewritten.AddOneInplace, True),
+    ):
         torch._dynamo.reset()
         a = torch.randn(3, requires_grad=True)
-        y = torch.compile(lambda t: F(t), backend=backend)(a * 1)  # noqa: B023 (called in this iteration)
+        fn = lambda t: F(t)  # noqa: B023 (called in this iteration)
+        y = (torch.compile(fn, backend=backend) if compiled else fn)(a * 1)
         (grads[label],) = torch.autograd.grad(y.sum(), a)
-    if _version_key() == "2.9":
-        assert grads["original"].tolist() == [2.0] * 3 and grads["rewritten"].tolist() == [1.0] * 3
-    else:
-        assert torch.equal(grads["original"], grads["rewritten"]), grads
+    assert torch.equal(grads["rewritten"], grads["eager"]), grads
+    assert torch.equal(grads["original"], grads["eager"]) == (_version_key() == "2.9"), grads
 
 
 # ----------------------------------------------------------------- graph breaks
@@ -450,6 +454,9 @@ MORE_GRAPH_BREAKS: dict[str, str] = {
     "node_attributes_record": "ctx record",
     # the analysis counts a forward writing items of a list it built from an argument as a side effect
     "non_black_style": "forward side effect",
+    # a ctx record that may call mark_dirty: which input it dirties is known only at run time,
+    # and the graph node cannot carry a dirty input of the region (the original loses its gradient)
+    "record_marks/MaybeInplace": "ctx record that may mark_dirty",
 }
 
 

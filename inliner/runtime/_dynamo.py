@@ -133,6 +133,13 @@ def register(entry: Any) -> None:
     _substitute(entry.flat, _shim(entry.spec.name, owner, entry.node, objects_node, split, dirty))
 
 
+def never_compile(fn: Callable) -> None:
+    """Never compile ``fn``'s frame when it runs eagerly under torch.compile (after a graph break)."""
+    if fn.__code__ not in _skipped_codes:
+        _skipped_codes.add(fn.__code__)
+        skip_code(fn.__code__)
+
+
 def _skip_frames(entry: Any) -> None:
     """Never compile the runtime's own frames when they run eagerly under torch.compile
     (after a graph break at the call): ``flat``, ``dispatch`` and the island."""

@@ -541,6 +541,32 @@ def test_inductor(driver):
     assert breaks <= before.details["breaks"], (breaks, before.details)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_a_factory_called_inside_the_compiled_call_breaks_the_graph_no_more_than_the_original():
+    """``make(2)`` runs inside the compiled call: the original's class statement breaks the
+    graph there; the rewrite's ``custom_vjp`` call breaks it once too (dynamo never traces
+    it), where tracing into it broke the graph at every registration (18 breaks against 4).
+    Measured, not fixed: each call makes a new flat callable, which dynamo guards by
+    identity, so the rewrite recompiles on every call (the original does not) and, past
+    ``recompile_limit``, runs that frame eagerly."""
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    original, rewritten = tc.modules("nested_in_function")
+    breaks, grads = {}, {}
+    for label, module in (("original", original), ("rewritten", rewritten)):
+        torch._dynamo.reset()
+        counters.clear()
+        compiled = torch.compile(lambda x: module.make(2)(x) + module.other()(x), backend="aot_eager")  # noqa: B023
+        torch.manual_seed(0)
+        x = torch.randn(3, requires_grad=True)
+        grads[label] = [torch.autograd.grad(compiled(x).sum(), x)[0] for _ in range(3)]
+        breaks[label] = sum(counters["graph_break"].values())
+        torch._dynamo.reset()
+    assert all(torch.equal(a, b) for a, b in zip(grads["original"], grads["rewritten"]))
+    assert breaks["rewritten"] <= breaks["original"], breaks
+
+
 def test_outputs_compare_requires_grad():
     """The compile checks compare ``requires_grad`` of each output, not only its value."""
     t = torch.ones(2)

@@ -106,12 +106,15 @@ def test_a_dirty_region_input_gets_the_eager_custom_gradient(modules, backend, t
         assert torch.equal(out, want_out) and torch.equal(x, want_x)
 
 
-def test_the_compiled_original_loses_it(modules):
-    """What the fix is measured against: the original under torch.compile gives the bare
-    cotangent to the dirty input (if this starts to pass, torch fixed it)."""
+def test_the_compiled_original_loses_it_on_torch_2_13(modules):
+    """What the fix is measured against: on torch 2.13 the original under torch.compile
+    gives the bare cotangent to the dirty input (2.9.1 keeps the custom gradient)."""
     original, _ = modules
     want, _, _ = _grads(lambda w, x: original.Dirty.apply(w, x), "output")
     got, _, _ = _grads(torch.compile(lambda w, x: original.Dirty.apply(w, x), backend="aot_eager"), "output")
+    if torch.__version__.startswith("2.9."):
+        assert _same(got, want)
+        return
     assert not _same(got, want)
     assert torch.equal(got[1], WEIGHTS)  # d(out * WEIGHTS)/d(leaf) without the custom backward
 

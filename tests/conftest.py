@@ -1,6 +1,17 @@
 import pytest
 
 
+def pytest_collection_modifyitems(config, items):
+    """``slow`` tests (every inductor row beyond CI's subset, long property runs) are skipped,
+    with the reason, unless ``-m`` names them (``python -m pytest -m slow ...``)."""
+    if "slow" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
 def _engine_internal_errors_fail_the_test(request, monkeypatch):
     """``flatten`` turns an engine bug into an INL002 (or INL003) result instead of raising, so a test

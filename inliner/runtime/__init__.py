@@ -208,7 +208,59 @@ def custom_vjp(
     on its first call, so importing a module with many flattened Functions stays cheap.
     The indices are checked here, and against what fwd returns on its first call
     (``inliner.runtime._contract``): a mismatch raises an error naming the function.
+
+    Under torch.compile (a factory making a Function inside the compiled call), dynamo
+    never traces this: one graph break at the call, where the original's class statement
+    breaks the graph too, and it runs with dynamo's frame hook off.
     """
+    arguments = dict(locals())
+    prior = set_eval_frame(None)
+    try:
+        return _bind(**arguments)
+    finally:
+        if prior is not None:
+            set_eval_frame(prior)
+
+
+# dynamo reads these two attributes of any function it is about to inline (a graph break)
+custom_vjp._torchdynamo_disable = True  # type: ignore[attr-defined]
+custom_vjp._torchdynamo_disable_msg = (  # type: ignore[attr-defined]
+    "inliner: custom_vjp makes a flat callable here, inside the compiled region (a graph break at "
+    "the call, as the original's class statement has)"
+)
+
+
+def _bind(
+    fwd: Callable,
+    bwd: Callable,
+    name: str,
+    saved_for_backward_idx: Sequence[int],
+    saved_tensors_idx: int | None,
+    ctx_attrs: Mapping[int, str] | None,
+    non_differentiable_idx: Sequence[int],
+    dirty_idx: Sequence[int],
+    materialize_grads: bool,
+    fill_defaults: bool,
+    forward_decorators: Sequence[Callable],
+    backward_decorators: Sequence[Callable],
+    backward_name: str,
+    bwd_needs_input_grad: bool,
+    bwd_reads_saved: bool,
+    saved_on_demand: bool,
+    generate_vmap_rule: bool,
+    vmap: Callable | None,
+    jvp: Callable | None,
+    saved_for_forward_idx: Sequence[int],
+    symbolic: Callable | None,
+    ctx_record: bool,
+    fwd_needs_input_grad: bool,
+    compile_kind: str,
+    compile_reason: str | None,
+    backward_kind: str | None,
+    backward_reason: str | None,
+    backward_nones: Sequence[int] | None,
+) -> Callable:
+    """``custom_vjp``'s work: the spec, the flat callable, its registrations."""
     check_indices(
         name,
         saved_for_backward_idx=saved_for_backward_idx,
@@ -311,10 +363,10 @@ def _callables(spec: Spec) -> _Callables:
     def flat(*args: Any, **kwargs: Any) -> Any:
         # Fast path: plain tensors (no functorch wrapper, not even a dead one), scalars
         # and objects (a module, a dataclass, a function: what dispatch would pass to the
-        # carrier's apply as they are), no keywords, no torch.func transform, and, with
-        # objects, no torch.compile frame hook (dispatch then runs the call untraced).
+        # carrier's apply as they are), no keywords, no torch.func transform, and no
+        # torch.compile frame hook (a call dynamo did not capture: dispatch then runs it
+        # untraced, so that dynamo compiles none of the frames below it).
         if not kwargs:
-            objects = False
             for arg in args:
                 kind = type(arg)
                 if kind in plain_types:
@@ -322,10 +374,8 @@ def _callables(spec: Spec) -> _Callables:
                         break
                 elif isinstance(arg, not_objects):
                     break
-                else:
-                    objects = True
             else:
-                if not functorch_active() and not (objects and frame_hook() is not None):
+                if not functorch_active() and frame_hook() is None:
                     if not eager_apply:
                         carriers()
                     return eager_apply[0](*args)
@@ -535,6 +585,7 @@ def _register_with_dynamo(entry: _DynamoEntry) -> None:
     if dynamo is not None and hasattr(dynamo, "allow_in_graph"):
         from inliner.runtime import _dynamo
 
+        _dynamo.never_compile(custom_vjp)
         _dynamo.register(entry)
         return
     pending = cast(_Pending, entry.public)
@@ -546,6 +597,7 @@ def _register_with_dynamo(entry: _DynamoEntry) -> None:
 def _flush_dynamo(_dynamo_module: Any) -> None:
     from inliner.runtime import _dynamo
 
+    _dynamo.never_compile(custom_vjp)
     for public in list(_pending_dynamo):
         _dynamo.register(public._inliner_dynamo)
         del public._inliner_dynamo

@@ -143,7 +143,8 @@ def register(entry: Any) -> None:
     _skip_frames(entry)
     torch._dynamo.allow_in_graph(entry.node)
     path, fallback = compile_path(entry.spec)
-    entry.public.compile_path = path
+    # a record that may mark inputs dirty: the graph shim breaks the graph at every call
+    entry.public.compile_path = "island" if path == "graph" and _may_mark_dirty(entry.spec) else path
     _allowed.watch(entry.public, entry.flat if path == "graph" else entry.public, entry.node)
     if path == "split":
         _substitute(entry.public, _split_shim(entry))
@@ -159,7 +160,15 @@ def register(entry: Any) -> None:
     entry.public.objects_call = objects_node
     torch._dynamo.allow_in_graph(objects_node)
     split = _split_shim(entry) if _split is not None and _split.refusal(entry.spec) is None else None
-    _substitute(entry.flat, _shim(entry.spec.name, owner, entry.node, objects_node, split))
+    dirty = entry.spec.dirty if entry.spec.dirty or _may_mark_dirty(entry.spec) else None
+    _substitute(entry.flat, _shim(entry.spec.name, owner, entry.node, objects_node, split, dirty))
+
+
+def never_compile(fn: Callable) -> None:
+    """Never compile ``fn``'s frame when it runs eagerly under torch.compile (after a graph break)."""
+    if fn.__code__ not in _skipped_codes:
+        _skipped_codes.add(fn.__code__)
+        skip_code(fn.__code__)
 
 
 def _skip_frames(entry: Any) -> None:
@@ -251,14 +260,23 @@ def _refusal_message(name: str, reason: str) -> str:
     return eager_message(name, reason)
 
 
-def _shim(name: str, owner: int, node: Callable, objects_node: Callable, split: Callable | None) -> Callable:
+def _shim(
+    name: str, owner: int, node: Callable, objects_node: Callable, split: Callable | None, dirty: tuple | None
+) -> Callable:
     """What dynamo traces in place of a traceable flat callable; where no plan carries
     its object arguments into one node, the split path's shim (``split``) if it can take
     the Function (dynamo then traces fwd with the objects as Python values), else a graph
-    break at the call."""
+    break at the call. ``dirty``: the inputs a Function marks dirty (``()``: a record
+    that may, which ones unknown), see ``_dirty_call``."""
 
     def shim(*args: Any, **kwargs: Any) -> Any:
-        if _all_plain(args) and _all_plain(kwargs.values()):
+        plain = _all_plain(args) and _all_plain(kwargs.values())
+        if dirty is not None and not torch.compiler._is_exporting_flag:  # export: one node, as before
+            why = _dirty_refusal(dirty, args, kwargs) if plain else "it marks an input dirty and takes objects"
+            if why is not None:
+                torch._dynamo.graph_break(msg=_refusal_message(name, why))
+            return _dirty_call(node, dirty, args)
+        if plain:
             return node(*args, **kwargs)
         leaves: list = []
         objects: list = []
@@ -277,6 +295,66 @@ def _shim(name: str, owner: int, node: Callable, objects_node: Callable, split: 
         return objects_node(key, *leaves)
 
     return shim
+
+
+# ------------------------------------------------------------------ mark_dirty on the graph path
+
+
+def _may_mark_dirty(spec: Any) -> bool:
+    """A ctx record whose forward names ``mark_dirty``: which inputs it dirties is known
+    only once it has run."""
+    return spec.record and _names(spec.fwd.__code__, "mark_dirty")
+
+
+def _names(code: types.CodeType, name: str) -> bool:
+    return name in code.co_names or any(
+        isinstance(const, types.CodeType) and _names(const, name) for const in code.co_consts
+    )
+
+
+def _dirty_refusal(dirty: tuple[int, ...], args: tuple, kwargs: dict) -> str | None:
+    """Why the graph node cannot take a call of a Function that marks inputs dirty (traced
+    by dynamo; see ``_dirty_call``): None where it can."""
+    if not dirty:
+        return "its forward may modify inputs in place (mark_dirty on a ctx record), which torch.compile differentiates wrongly"
+    if kwargs or max(dirty) >= len(args):
+        return "it marks an input dirty and is called with keywords"
+    for i in dirty:
+        if isinstance(args[i], torch.Tensor) and any(_shares_base(args[i], a) for j, a in enumerate(args) if j != i):
+            return "an input it marks dirty is also passed as another argument"
+    return None
+
+
+def _dirty_call(node: Callable, dirty: tuple[int, ...], args: tuple) -> Any:
+    """The graph node's call for a Function that marks inputs dirty, as dynamo traces it.
+
+    A ``mark_dirty`` input of the compiled region is an input mutation to AOTAutograd, made
+    under ``no_grad`` (forward's grad mode), so AOTAutograd hides it from autograd: the input
+    keeps its old history, and its gradient, through the output or the input itself, skips
+    the custom backward (torch 2.13; the original, through the higher-order op, loses it
+    too). So the node dirties a clone, and the input takes the clone's value by a ``copy_``
+    that autograd records: its gradient then flows through the custom backward into its old
+    history, as eager's ``mark_dirty`` rebases it. The outputs are the node's own (under
+    torch.compile not the input object itself, as for the original). ``_dirty_refusal``
+    says where this cannot be done.
+    """
+    values = list(args)
+    originals = {}
+    for i in dirty:
+        if isinstance(values[i], torch.Tensor):
+            originals[i] = values[i]
+            values[i] = values[i].clone()
+    outputs = node(*values)
+    for i, value in originals.items():
+        value.copy_(values[i])
+    return outputs
+
+
+def _shares_base(tensor: torch.Tensor, other: Any) -> bool:
+    if not isinstance(other, torch.Tensor):
+        return False
+    base = tensor if tensor._base is None else tensor._base
+    return other is tensor or other is base or other._base is base
 
 
 def _all_plain(values: Any) -> bool:

@@ -712,11 +712,11 @@ def scenario_basic():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz_compiled.KNOWN_COMPILED_GAPS['mark_dirty(']")
 def test_compiled_dirty_input_keeps_its_custom_gradient():
     """Seed 16 of the compiled comparison: under torch.compile the rewrite's gradient of the
-    dirty input is the bare cotangent (eager: the custom one); the compiled original drops the
-    other inputs' gradients instead. Neither matches eager."""
+    dirty input was the bare cotangent (eager: the custom one); the compiled original drops the
+    other inputs' gradients instead. The rewrite now gives eager's (fixed by the graph shim's
+    clone-and-copy of a dirty input, inliner.runtime._dynamo._dirty_call)."""
     outcome = check(COMPILED_MARK_DIRTY, ["ScaledOp"], func=False, compiled=True)
     assert outcome.flattened == ("ScaledOp",)
     assert not outcome.failures, "\n".join(outcome.failures)

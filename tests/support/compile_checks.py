@@ -54,14 +54,16 @@ def _loss(outputs: Any) -> torch.Tensor | None:
 
 
 def call_and_differentiate(fn: Callable, inputs: tuple) -> tuple[list, list]:
-    """(detached tensor outputs, gradients of the inputs that require grad, None where unused)."""
+    """(detached tensor outputs, each keeping its ``requires_grad``; gradients of the inputs
+    that require grad, None where unused)."""
     outputs = fn(*inputs)
     leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
     loss = _loss(outputs)
     grads: list = [None] * len(leaves)
     if loss is not None and leaves:
         grads = list(torch.autograd.grad(loss, leaves, allow_unused=True))
-    return [t.detach() for t in flat_tensors(outputs)], [None if g is None else g.detach() for g in grads]
+    kept = [t.detach().requires_grad_(t.requires_grad) for t in flat_tensors(outputs)]
+    return kept, [None if g is None else g.detach() for g in grads]
 
 
 def same(a: list, b: list, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
@@ -71,9 +73,15 @@ def same(a: list, b: list, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
         if x is None or y is None:
             if x is not y:
                 return False
-        elif x.shape != y.shape or x.dtype != y.dtype or not torch.allclose(x, y, rtol=rtol, atol=atol, equal_nan=True):
+        elif not _same_tensor(x, y, rtol, atol):
             return False
     return True
+
+
+def _same_tensor(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float) -> bool:
+    if (x.shape, x.dtype, x.requires_grad) != (y.shape, y.dtype, y.requires_grad):
+        return False
+    return torch.allclose(x, y, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def log_snapshot(log: list | None) -> list | None:
@@ -111,23 +119,28 @@ def eager_calls(fn: Callable, make_inputs: Callable, log: list | None) -> tuple[
 def compiled_calls(
     fn: Callable,
     make_inputs: Callable,
-    backend: str,
+    backend: str | Callable,
     expected: list,
     log: list | None = None,
     expected_log: list | None = None,
     rtol: float = 1e-5,
     atol: float = 1e-6,
+    fullgraph: bool = False,
 ) -> Result:
-    """``CALLS`` calls of ``torch.compile(fn, backend=backend)``: each call's outputs and
-    gradients must equal ``expected`` (per call, from :func:`eager_calls`), and the log
-    after the last call ``expected_log``."""
+    """``CALLS`` calls of ``torch.compile(fn, backend=backend)``: each call's outputs (values
+    and ``requires_grad``) and gradients must equal ``expected`` (per call, from
+    :func:`eager_calls`), and the log after the last call ``expected_log``. The graph breaks
+    dynamo counted are ``details["breaks"]``."""
     import torch._dynamo
+    from torch._dynamo.utils import counters
 
     torch._dynamo.reset()
+    counters.clear()
     if log is not None:
         log.clear()
+    details: dict[str, Any] = {}
     try:
-        compiled = torch.compile(fn, backend=backend)
+        compiled = torch.compile(fn, backend=backend, fullgraph=fullgraph)
         for k in range(CALLS):
             outputs, grads = call_and_differentiate(compiled, make_inputs())
             want_outputs, want_grads = expected[k]
@@ -138,6 +151,7 @@ def compiled_calls(
     except Exception as exc:
         return Result(False, short(exc), {"error": str(exc)})
     finally:
+        details["breaks"] = sum(counters["graph_break"].values())
         torch._dynamo.reset()
     got_log = log_snapshot(log)
     if log is not None:
@@ -147,7 +161,7 @@ def compiled_calls(
             False,
             f"side-effect log after {CALLS} calls differs from eager: {_brief(got_log)} != {_brief(expected_log)}",
         )
-    return Result(True, details={"log": got_log})
+    return Result(True, details={"log": got_log, **details})
 
 
 def fullgraph(fn: Callable, make_inputs: Callable, expected: tuple, backend: str = "aot_eager", **tol: float) -> Result:
@@ -182,7 +196,7 @@ def island_message_ok(error: str, name: str) -> bool:
     inliner made it an eager island (naming it), why, and how to override (or which
     argument type no mechanism carries)."""
     return f"inliner: {name} runs eagerly" in error and (
-        "# inliner: compile=traceable" in error or "no mechanism carries" in error
+        "# inliner: compile=traceable" in error or "no mechanism carries" in error or "(mark_dirty" in error
     )
 
 
@@ -228,3 +242,36 @@ def higher_order_ops(graphs: list[torch.fx.GraphModule]) -> list[str]:
                     str(n.target) for n in module.graph.nodes if isinstance(n.target, torch._ops.HigherOrderOperator)
                 ]
     return found
+
+
+def inductor_calls(fn: Callable, make_inputs: Callable, expected: list, fullgraph: bool = False, **kw: Any) -> Result:
+    """:func:`compiled_calls` with inductor, every graph scanned for higher-order ops
+    (``details["hops"]``, ``where: op``): dynamo's, AOTAutograd's joint graph, and
+    inductor's post-grad forward and backward graphs. Inductor compiles the backward at
+    the first backward call, so the scanning passes stay installed for all the calls (a
+    custom pass also keeps inductor's FX-graph cache from answering without compiling)."""
+    import torch._inductor.config as inductor_config
+    from torch._inductor.compile_fx import compile_fx
+
+    hops: list[str] = []
+    scanned = {"dynamo": 0, "AOT joint": 0, "post-grad": 0}  # graphs seen, so a skipped scan shows
+
+    def scan(where: str) -> Callable[[torch.fx.Graph], None]:
+        def run(graph: torch.fx.Graph) -> None:
+            scanned[where] += 1
+            hops.extend(
+                f"{where}: {n.target}" for n in graph.nodes if isinstance(n.target, torch._ops.HigherOrderOperator)
+            )
+
+        return run
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Callable:
+        scanned["dynamo"] += 1
+        hops.extend(f"dynamo: {op}" for op in higher_order_ops([gm]))
+        return compile_fx(gm, example_inputs)
+
+    with inductor_config.patch(joint_custom_pre_pass=scan("AOT joint"), post_grad_custom_pre_pass=scan("post-grad")):
+        result = compiled_calls(fn, make_inputs, backend, expected, fullgraph=fullgraph, **kw)
+    result.details["hops"] = hops
+    result.details["scanned"] = scanned
+    return result

@@ -32,10 +32,7 @@ PREFERRED = ("scenario_basic", "scenario_object_argument", "scenario_flow")
 FORCE = "INLINER_FUZZ_COMPILE"
 #: known differences under torch.compile (each pinned by a strict xfail in
 #: tests/fuzz/test_fuzz_regressions.py): a module whose source holds the text is not compared
-KNOWN_COMPILED_GAPS = {
-    "mark_dirty(": "a dirty input's custom gradient is lost under torch.compile (the cotangent passes "
-    "straight through); the compiled original loses it too, differently",
-}
+KNOWN_COMPILED_GAPS: dict[str, str] = {}
 
 
 def takes_compiled(source: str) -> bool:

@@ -640,6 +640,27 @@ def check_backend(driver: str, rewritten: bool, backend: str) -> Outcome:
     return Outcome(result.ok, result.reason, result.details)
 
 
+def check_inductor(driver: str, rewritten: bool, fullgraph: bool) -> Outcome:
+    """Three calls of ``torch.compile(body, backend="inductor", fullgraph=fullgraph)``:
+    outputs (values, ``requires_grad``), custom gradients and the side-effect log equal three
+    eager calls of the original; ``details`` has the graph breaks dynamo counted and the
+    higher-order ops of every graph (``compile_checks.inductor_calls``)."""
+    expected, expected_log = eager_three_calls(driver)
+    tol = {"rtol": DRIVERS[driver].rtol, "atol": DRIVERS[driver].atol}
+    result = compile_checks.inductor_calls(
+        body(driver, rewritten),
+        lambda: make_inputs(driver),
+        expected,
+        fullgraph,
+        log=side_effect_log(driver, rewritten),
+        expected_log=expected_log,
+        **tol,
+    )
+    if "grads" in result.details and same(result.details["grads"], true_derivative(driver, "weighted"), False, **tol):
+        return Outcome(False, "custom backward dropped (grad = true derivative)", result.details)
+    return Outcome(result.ok, result.reason, result.details)
+
+
 def check_fullgraph(driver: str, rewritten: bool) -> Outcome:
     """``torch.compile(body, backend="aot_eager", fullgraph=True)``: outputs and custom
     gradients equal eager; a failure keeps dynamo's message in ``details["error"]``."""

@@ -76,11 +76,12 @@ INDUCTOR_FEATURES: dict[str, str] = {
     "amp decorators under autocast": "amp_decorators/autocast",
     "setup_context style": "setup_context_style",
     "a ctx record whose saves go through a helper": "record_ctx_helper/Linearish",
+    "objects created inside the compiled region: a class defined beside the Function": "compile_factory_local_class",
+    "a user's own allow_in_graph on a flattened class": "allow_in_graph_class/FusedScale",
+    "split path: a forward calling a method of a module argument": "compile_forward_effects_split/MeteredScale",
 }
 #: Features of issue 27's list no golden driver exercises under torch.compile, and why.
 INDUCTOR_FEATURES_NOT_DRIVEN: dict[str, str] = {
-    "objects created inside the compiled region": "every driver makes its objects outside the traced body",
-    "a user's own allow_in_graph on a flattened callable": "no golden case applies it",
     "dual tensors (forward-mode AD) through a compiled call": "the drivers are reverse-mode; see tests/runtime",
     "double backward through a compiled call": "the drivers are first order (SCENARIOS_NOT_TRACED)",
 }

@@ -231,3 +231,73 @@ def test_an_imported_backward_decorator_runs_on_every_backward():
     calls.clear()
     _run(original, compiled=False)
     assert want[1] == calls == ["forward", "backward"] * cc.CALLS
+
+
+def _hand_written(**keywords):
+    from inliner.runtime import custom_vjp
+
+    def fwd(x):
+        return x * 2, (x,)
+
+    def bwd(residuals, g):
+        return (g * 3,)
+
+    return custom_vjp(
+        fwd,
+        bwd,
+        name="HandWritten",
+        forward_decorators=(ensure_contiguous,),
+        compile_kind="opaque",
+        compile_reason="forward's decorator ensure_contiguous is replayed around it",
+        backward_kind="traceable",
+        **keywords,
+    )
+
+
+def test_code_emitted_before_keeps_a_decorated_function_an_island():
+    """Without ``split_decorators`` (rewritten before the split path carried decorators)
+    the call stays the eager island it was; with it, the split path."""
+    old = _hand_written()
+    assert old.compile_path == "island"
+    assert old._inliner_fallback == "decorators are replayed around its forward or backward"
+    new = _hand_written(split_decorators=True)
+    assert new.compile_path == "split"
+    x = torch.randn(4, 3).t().requires_grad_()
+    compiled = torch.compile(lambda t: new(t) + 1, backend="aot_eager", fullgraph=True)
+    out = compiled(x)
+    out.sum().backward()
+    assert torch.equal(out, x * 2 + 1) and torch.equal(x.grad, torch.full_like(x, 3.0))
+
+
+def test_a_same_file_decorator_that_writes_outside_state_keeps_the_island():
+    """Walked like a forward helper: its append to a module list is an effect dynamo would
+    guard and recompile on, so the call stays eager (and the keyword is not emitted)."""
+    source = """\
+import functools
+import torch
+
+CALLS = []
+
+
+def counted(fn):
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        CALLS.append(1)
+        return fn(ctx, *args)
+
+    return wrapper
+
+
+class Fn(torch.autograd.Function):
+    @staticmethod
+    @counted
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+"""
+    result = flatten(source, path="split_decorators.py")
+    assert 'compile_kind="side_effecting"' in result.source
+    assert _module(result.source, "split_decorators_flat_same_file").Fn.compile_path == "island"

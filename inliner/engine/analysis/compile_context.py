@@ -92,6 +92,7 @@ class CompileContext:
         self, vjp: CustomVJP, inferred: CompileKind, pragma: Pragma, qualname: str, module_scope: Scope
     ) -> CompileKind:
         full = f"{self.module}.{qualname}" if self.module else qualname
+        bodies_traceable = inferred.traceable
         inferred = _with_lowering_facts(inferred, vjp, lambda use: self._wrapper_kind(use, module_scope))
         decided = decide(inferred, pragma, self.overrides.lookup(full))
         forward, backward = decided.part("forward"), decided.part("backward")
@@ -100,8 +101,13 @@ class CompileContext:
         vjp.spec.backward_kind = backward.kind
         vjp.spec.backward_reason = backward.reason
         vjp.spec.backward_nones = inferred.backward_nones
-        vjp.spec.split_decorators = bool(vjp.spec.decorators) and not any(
-            use.kind == "compile" for use in vjp.spec.decorators
+        # Only around bodies that are torch all the way down: the decorators are then all
+        # the split path adds to what the graph path took (bodies opaque on their own,
+        # e.g. torch.autograd.grad in forward, keep the island as before).
+        vjp.spec.split_decorators = (
+            bool(vjp.spec.decorators)
+            and bodies_traceable
+            and not any(use.kind == "compile" for use in vjp.spec.decorators)
         )
         return decided
 
@@ -134,7 +140,9 @@ def _with_lowering_facts(
             found.append((OPAQUE, f"{use.member} is decorated with {target}", both))
         elif use.kind == "wrapper" and not use.pass_through:
             kind = wrapper_kind(use)
-            roles = both if kind == SIDE_EFFECTING else (("forward",) if use.member == "forward" else ("backward",))
+            roles: tuple[str, ...] = (
+                both if kind == SIDE_EFFECTING else ("forward" if use.member == "forward" else "backward",)
+            )
             found.append((kind, f"{use.member}'s decorator {target} is replayed around it", roles))
     if spec.backward_writes_ctx:
         found.append((SIDE_EFFECTING, f"backward writes {spec.backward_writes_ctx[0]}", ("backward",)))

@@ -92,7 +92,6 @@ class CompileContext:
         self, vjp: CustomVJP, inferred: CompileKind, pragma: Pragma, qualname: str, module_scope: Scope
     ) -> CompileKind:
         full = f"{self.module}.{qualname}" if self.module else qualname
-        bodies_traceable = inferred.traceable
         inferred = _with_lowering_facts(inferred, vjp, lambda use: self._wrapper_kind(use, module_scope))
         decided = decide(inferred, pragma, self.overrides.lookup(full))
         forward, backward = decided.part("forward"), decided.part("backward")
@@ -101,13 +100,8 @@ class CompileContext:
         vjp.spec.backward_kind = backward.kind
         vjp.spec.backward_reason = backward.reason
         vjp.spec.backward_nones = inferred.backward_nones
-        # Only around bodies that are torch all the way down: the decorators are then all
-        # the split path adds to what the graph path took (bodies opaque on their own,
-        # e.g. torch.autograd.grad in forward, keep the island as before).
-        vjp.spec.split_decorators = (
-            bool(vjp.spec.decorators)
-            and bodies_traceable
-            and not any(use.kind == "compile" for use in vjp.spec.decorators)
+        vjp.spec.split_decorators = bool(vjp.spec.decorators) and not any(
+            use.kind == "compile" for use in vjp.spec.decorators
         )
         return decided
 

@@ -100,6 +100,11 @@ CASES = {
         forward='torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float64)',
         backward='torch.amp.custom_bwd(device_type="cpu")',
     ),
+    "custom_fwd(cast_inputs) over an imported wrapper": dict(
+        name="ensure_contiguous",
+        forward='torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float64)\n    @ensure_contiguous',
+        backward='torch.amp.custom_bwd(device_type="cpu")\n    @ensure_contiguous',
+    ),
     "custom_fwd/custom_bwd under an imported wrapper": dict(
         name="ensure_contiguous",
         forward='ensure_contiguous\n    @torch.amp.custom_fwd(device_type="cpu")',
@@ -170,7 +175,7 @@ def _same(a: dict, b: dict) -> bool:
 def test_a_decorated_function_takes_the_split_path(case):
     original, flat = _pair(case)
     # torch's own decorators around pure bodies: the graph path (one node) as before
-    want = "graph" if case.startswith("custom_fwd(") else "split"
+    want = "graph" if case == "custom_fwd(cast_inputs)/custom_bwd" else "split"
     assert flat.Fn.compile_path == want, (flat.Fn.compile_kind, flat.Fn.compile_reason)
     for autocast in (False, True):
         eager = _run(original, compiled=False, autocast=autocast)

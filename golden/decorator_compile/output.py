@@ -27,6 +27,7 @@ Gelu = custom_vjp(
     forward_decorators=(torch.compile(backend=record),),
     compile_kind="opaque",
     compile_reason="forward is decorated with torch.compile",
+    backward_nones=(),
 )
 
 
@@ -47,6 +48,7 @@ Square = custom_vjp(
     backward_decorators=(torch.compile(backend=record, fullgraph=True),),
     compile_kind="opaque",
     compile_reason="backward is decorated with torch.compile",
+    backward_nones=(),
 )
 
 

@@ -44,6 +44,7 @@ GradInForward = custom_vjp(
     compile_kind="opaque",
     compile_reason="forward calls torch.autograd.grad",
     backward_kind="traceable",
+    split_decorators=True,
 )
 
 

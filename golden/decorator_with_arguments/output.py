@@ -40,8 +40,10 @@ Clamp = custom_vjp(
     ctx_attrs={1: "bounds"},
     forward_decorators=(input_guard(check=True),),
     backward_decorators=(input_guard(check=False),),
-    compile_kind="side_effecting",
+    compile_kind="opaque",
     compile_reason="forward's decorator input_guard(check=True) is replayed around it",
+    backward_nones=(1, 2),
+    split_decorators=True,
 )
 
 

@@ -70,6 +70,7 @@ CountsBackward = custom_vjp(
     backward_kind="side_effecting",
     backward_reason="backward updates state.calls (stored on ctx)",
     backward_nones=(),
+    split_decorators=True,
 )
 
 

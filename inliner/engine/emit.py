@@ -102,6 +102,8 @@ def _backward_kind_keywords(spec: VJPSpec) -> list[tuple[str, cst.BaseExpression
             keywords.append(("backward_reason", _string(spec.backward_reason)))
     if spec.backward_kind != "traceable" and spec.backward_nones is not None:
         keywords.append(("backward_nones", _int_tuple(spec.backward_nones)))
+    if spec.split_decorators and not (spec.compile_kind == "traceable" and spec.backward_kind == "traceable"):
+        keywords.append(("split_decorators", cst.Name("True")))
     return keywords
 
 

@@ -58,6 +58,9 @@ class VJPSpec:
     backward_reason: str = ""
     #: positions every return of bwd gives as a literal None (None: not known)
     backward_nones: tuple[int, ...] | None = None
+    #: the replayed decorators may take the split path (dynamo traces them, as it traced the
+    #: original's); not set where one is a dynamo entry point (``torch.compile``)
+    split_decorators: bool = False
 
 
 @dataclass

@@ -199,6 +199,7 @@ def custom_vjp(
     backward_kind: str | None = None,
     backward_reason: str | None = None,
     backward_nones: Sequence[int] | None = None,
+    split_decorators: bool = False,
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
@@ -303,6 +304,7 @@ def _bind(
         backward_kind=_checked_compile_kind(backward_kind or compile_kind),
         backward_reason=backward_reason if backward_kind else compile_reason,
         backward_nones=None if backward_nones is None else frozenset(backward_nones),
+        split_decorators=split_decorators,
     )
     spec = dataclasses.replace(spec, decorated=_decorations(spec, backward_name))
     made = _callables(spec)

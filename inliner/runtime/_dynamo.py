@@ -248,7 +248,19 @@ def _split_shim(entry: Any) -> Callable:
     def refuse(reason: str) -> None:
         torch._dynamo.graph_break(msg=_refusal_message(name, reason))
 
-    return _split.split_shim(entry.spec, refuse)
+    split = _split.split_shim(entry.spec, refuse)
+    if entry.spec.decorated is None:
+        return split
+    node = entry.node
+
+    def decorated_shim(*args: Any, **kwargs: Any) -> Any:
+        # Under strict torch.export a decorated Function is the graph node it was as an
+        # island (rewritten code from before the split path carried decorators exports so).
+        if torch.compiler._is_exporting_flag:
+            return node(*args, **kwargs)
+        return split(*args, **kwargs)
+
+    return decorated_shim
 
 
 @torch._dynamo.assume_constant_result

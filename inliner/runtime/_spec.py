@@ -87,6 +87,10 @@ class Spec:
     # backward_nones: positions whose gradient every return of bwd gives as a literal
     # None (None: not known), which an opaque backward run by an op must give again
     backward_nones: frozenset[int] | None
+    # split_decorators: the engine judged the replayed decorators fit for the split path
+    # (dynamo traces them around fwd, as it traced them around the original's forward);
+    # rewritten code from before that keeps a decorated Function an island
+    split_decorators: bool = False
     decorated: Decorated | None = None  # the decorated trampolines, if there are decorators
 
     @property

@@ -52,6 +52,8 @@ import torch
 import torch._dynamo
 from torch import Tensor
 
+from inliner.runtime._outputs import _CtxStandIn
+
 
 class _Layout(NamedTuple):
     """What one traced call's backward needs besides tensors and numbers."""
@@ -81,7 +83,7 @@ def refusal(spec: Any) -> str | None:
         return "it has a forward-mode rule (jvp)"
     if spec.record:
         return "its ctx is kept as a record"
-    if spec.decorated is not None:
+    if spec.decorated is not None and not spec.split_decorators:
         return "decorators are replayed around its forward or backward"
     if spec.saved_on_demand:
         return "its backward reads the saved tensors on demand"
@@ -96,6 +98,9 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
     owner = next(_owners)
     _SPECS[owner] = spec
     slot = _hold_fwd(owner, spec)
+    decorated = spec.decorated is not None
+    if decorated and spec.decorated.standin_backward is None:
+        spec.decorated.standin_backward = _standin_backward(spec)
     wants_flags = spec.fwd_needs_input_grad
     nondiff = spec.nondiff  # the shim reads no Spec (dynamo cannot wrap one)
 
@@ -106,11 +111,14 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
             refuse("it is called with keyword arguments")
         flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         fwd = getattr(_FWDS, slot)  # a global read, so that dynamo gives fwd a source
+        ctx: tuple = (_CtxStandIn(),) if decorated else ()  # what the decorators see as ctx
         with torch.no_grad():
             if wants_flags:
-                outs, residuals = fwd(*args, needs_input_grad=flags)
+                outs, residuals = fwd(*ctx, *args, needs_input_grad=flags)
             else:
-                outs, residuals = fwd(*args)
+                outs, residuals = fwd(*ctx, *args)
+        if decorated:  # what they set on ctx (custom_fwd's autocast state) goes to backward
+            residuals = (tuple(residuals), tuple(ctx[0].__dict__.items()))
         single = not isinstance(outs, tuple)
         flat_out = (outs,) if single else outs
         tensors = [o for o in flat_out if isinstance(o, Tensor)]
@@ -146,9 +154,11 @@ _FWDS = types.ModuleType(f"{__name__}.fwds")
 
 
 def _hold_fwd(owner: int, spec: Any) -> str:
-    """Put ``spec.fwd`` in ``_FWDS`` for as long as ``spec`` lives; its slot name."""
+    """Put ``spec.fwd`` (behind the original's forward decorators, if it had any: the
+    trampoline every carrier shares, ``inliner.runtime._replay``) in ``_FWDS`` for as
+    long as ``spec`` lives; its slot name."""
     slot = f"fwd_{owner}"
-    setattr(_FWDS, slot, spec.fwd)
+    setattr(_FWDS, slot, spec.fwd if spec.decorated is None else spec.decorated.forward)
     weakref.finalize(spec, _FWDS.__dict__.pop, slot, None)
     return slot
 
@@ -334,16 +344,21 @@ def _rebuild(layout: Any, saved: Any, numbers: Any, objects: tuple) -> Any:
     return tuple(items) if kind == "tuple" else items
 
 
-def _residuals(key: int, saved: list, numbers: list) -> tuple:
+def _residuals(key: int, saved: list, numbers: list) -> tuple[tuple, tuple]:
+    """bwd's residuals, and what forward's decorators set on ctx (empty without them)."""
     entry = _LAYOUTS[key]
     spec = entry.spec
-    residuals = list(_rebuild(entry.residuals, iter(saved), iter(numbers), entry.objects))
+    rebuilt = _rebuild(entry.residuals, iter(saved), iter(numbers), entry.objects)
+    ctx_attrs: tuple = ()
+    if spec.decorated is not None:
+        rebuilt, ctx_attrs = rebuilt
+    residuals = list(rebuilt)
     if not spec.bwd_reads_saved:  # the carriers hand such a bwd None in the saved slots
         for i in spec.saved_idx:
             residuals[i] = None
         if spec.saved_tensors_idx is not None:
             residuals[spec.saved_tensors_idx] = None
-    return tuple(residuals)
+    return tuple(residuals), ctx_attrs
 
 
 def _run_bwd(key: int, grads: list, saved: list, numbers: list) -> list:
@@ -351,13 +366,35 @@ def _run_bwd(key: int, grads: list, saved: list, numbers: list) -> list:
     entry = _LAYOUTS[key]
     it = iter(grads)
     all_grads = [next(it) if is_tensor else None for is_tensor in entry.outputs]
-    residuals = _residuals(key, saved, numbers)
-    if entry.spec.bwd_needs_input_grad:
-        result = entry.spec.bwd(residuals, *all_grads, needs_input_grad=entry.needs_input_grad)
+    residuals, ctx_attrs = _residuals(key, saved, numbers)
+    spec = entry.spec
+    if spec.decorated is not None:  # bwd behind the original's backward decorators
+        ctx = _CtxStandIn()
+        for name, value in ctx_attrs:
+            setattr(ctx, name, value)
+        ctx._inliner_residuals = residuals
+        ctx._inliner_needs_input_grad = entry.needs_input_grad
+        ctx.needs_input_grad = entry.needs_input_grad
+        result = spec.decorated.backward(ctx, *all_grads)
+    elif spec.bwd_needs_input_grad:
+        result = spec.bwd(residuals, *all_grads, needs_input_grad=entry.needs_input_grad)
     else:
-        result = entry.spec.bwd(residuals, *all_grads)
+        result = spec.bwd(residuals, *all_grads)
     result = result if isinstance(result, tuple) else (result,)
     return [result[p] if p < len(result) else None for p, tensor in enumerate(entry.arguments) if tensor]
+
+
+def _standin_backward(spec: Any) -> Callable:
+    """What the decorated backward trampoline runs for a stand-in ctx: bwd on the
+    residuals the stand-in carries (as thunder's lookaside does)."""
+    bwd = spec.bwd
+
+    def backward(ctx: Any, *grads: Any) -> Any:
+        if spec.bwd_needs_input_grad:
+            return bwd(ctx._inliner_residuals, *grads, needs_input_grad=ctx._inliner_needs_input_grad)
+        return bwd(ctx._inliner_residuals, *grads)
+
+    return backward
 
 
 # ----------------------------------------------------------------------- the first-order ops

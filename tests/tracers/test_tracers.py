@@ -461,11 +461,10 @@ MORE_GRAPH_BREAKS: dict[str, str] = {
     "compile_list_argument": "forward side effect",
     "compile_side_effect_forward": "forward side effect",
     "compile_pragma_override/KeepEager": "the user's `# inliner: compile=side_effecting` pragma",
-    # decorators replayed around the bodies, a ctx record, saved tensors read on demand:
-    # not carried by the split path (inliner.runtime._split.refusal)
+    # torch.compile as a decorator (dynamo inside a graph), a ctx record, saved tensors read
+    # on demand: not carried by the split path (inliner.runtime._split.refusal)
     "decorator_compile/Gelu": "decorators",
     "decorator_compile/Square": "decorators",
-    "decorator_with_arguments": "decorators",
     "record_backward_writes/Caches": "ctx record",
     "record_backward_writes/Counter": "ctx record",
     "record_backward_writes/DropsBlocks": "ctx record",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -23,11 +24,13 @@ from inliner.engine.analysis.compile_kind import (
     ModuleFacts,
     StatementFacts,
     classify,
+    static_nones,
 )
 from inliner.engine.analysis.compile_overrides import CompileOverrides, Pragma, decide, find_pragma
 from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING
 from inliner.engine.analysis.scopes import Scope, ScopeIndex
 from inliner.engine.docstrings import without_docstring
+from inliner.engine.function_class.decorators import DecoratorUse
 from inliner.engine.model import CustomVJP
 from inliner.engine.source import SourceText
 
@@ -75,18 +78,21 @@ class CompileContext:
         self, cls: ast.ClassDef, scope: Scope, vjp: CustomVJP, bodies: list[Body] | None = None
     ) -> CompileKind:
         inferred = classify(bodies or bodies_of(vjp, CLASS_RESIDUALS), scope, self.facts)
-        return self._record(vjp, inferred, self.class_pragma(cls), _qualname(scope, cls.name))
+        module_scope = self.index.scopes_root(scope)
+        return self._record(vjp, inferred, self.class_pragma(cls), _qualname(scope, cls.name), module_scope)
 
     def decide_call(
         self, call: ast.Call, scope: Scope, vjp: CustomVJP, bodies: list[Body] | None = None
     ) -> CompileKind:
         module_scope = self.index.scopes_root(scope)
         inferred = classify(bodies or bodies_of(vjp, CALL_RESIDUALS), module_scope, self.facts)
-        return self._record(vjp, inferred, self.call_pragma(call), vjp.name)
+        return self._record(vjp, inferred, self.call_pragma(call), vjp.name, module_scope)
 
-    def _record(self, vjp: CustomVJP, inferred: CompileKind, pragma: Pragma, qualname: str) -> CompileKind:
+    def _record(
+        self, vjp: CustomVJP, inferred: CompileKind, pragma: Pragma, qualname: str, module_scope: Scope
+    ) -> CompileKind:
         full = f"{self.module}.{qualname}" if self.module else qualname
-        inferred = _with_lowering_facts(inferred, vjp)
+        inferred = _with_lowering_facts(inferred, vjp, lambda use: self._wrapper_kind(use, module_scope))
         decided = decide(inferred, pragma, self.overrides.lookup(full))
         forward, backward = decided.part("forward"), decided.part("backward")
         vjp.spec.compile_kind = forward.kind
@@ -94,14 +100,31 @@ class CompileContext:
         vjp.spec.backward_kind = backward.kind
         vjp.spec.backward_reason = backward.reason
         vjp.spec.backward_nones = inferred.backward_nones
+        vjp.spec.split_decorators = bool(vjp.spec.decorators) and not any(
+            use.kind == "compile" for use in vjp.spec.decorators
+        )
         return decided
 
+    def _wrapper_kind(self, use: DecoratorUse, module_scope: Scope) -> str:
+        """A project's decorator is Python around the call, which dynamo traced together
+        with the original's forward (backward) as it will trace it around fwd (bwd): opaque
+        (the split path), unless walking its definition, when it is in this module, as a
+        forward helper is walked finds writes to outside state (dynamo would guard and
+        recompile on them): side effecting. One from another module is not seen into."""
+        if use.definition is None:
+            return OPAQUE
+        finding = self.facts.helper(use.definition, module_scope, 0, in_forward=True)
+        return SIDE_EFFECTING if finding is not None and finding.kind == SIDE_EFFECTING else OPAQUE
 
-def _with_lowering_facts(inferred: CompileKind, vjp: CustomVJP) -> CompileKind:
+
+def _with_lowering_facts(
+    inferred: CompileKind, vjp: CustomVJP, wrapper_kind: Callable[[DecoratorUse], str]
+) -> CompileKind:
     """Add what the lowering knows and the bodies do not show: decorators the carriers
-    replay around fwd/bwd (an unknown wrapper may do anything; ``torch.compile`` on a body
-    is dynamo inside a graph), and a ctx record that backward writes (its effect must
-    happen on every backward, as the original's ctx writes do)."""
+    replay around fwd/bwd (a project's wrapper is ``wrapper_kind`` for the member it
+    decorates; ``torch.compile`` on a body is dynamo inside a graph), and a ctx record that
+    backward writes (its effect must happen on every backward, as the original's ctx
+    writes do)."""
     spec = vjp.spec
     found: list[tuple[str, str, tuple[str, ...]]] = []  # (kind, reason, the parts it makes so)
     both = ("forward", "backward")
@@ -110,7 +133,11 @@ def _with_lowering_facts(inferred: CompileKind, vjp: CustomVJP) -> CompileKind:
         if use.kind == "compile":
             found.append((OPAQUE, f"{use.member} is decorated with {target}", both))
         elif use.kind == "wrapper" and not use.pass_through:
-            found.append((SIDE_EFFECTING, f"{use.member}'s decorator {target} is replayed around it", both))
+            kind = wrapper_kind(use)
+            roles: tuple[str, ...] = (
+                both if kind == SIDE_EFFECTING else ("forward" if use.member == "forward" else "backward",)
+            )
+            found.append((kind, f"{use.member}'s decorator {target} is replayed around it", roles))
     if spec.backward_writes_ctx:
         found.append((SIDE_EFFECTING, f"backward writes {spec.backward_writes_ctx[0]}", ("backward",)))
     if not found:
@@ -122,7 +149,10 @@ def _with_lowering_facts(inferred: CompileKind, vjp: CustomVJP) -> CompileKind:
                 parts[role] = CompileKind(kind, reason)
         if _RANK[kind] > _RANK[inferred.kind]:
             inferred = dataclasses.replace(inferred, kind=kind, reason=reason)
-    return dataclasses.replace(inferred, forward=parts["forward"], backward=parts["backward"])
+    nones = inferred.backward_nones
+    if nones is None and not parts["backward"].traceable:  # what an op running bwd must know
+        nones = static_nones(_as_ast(vjp.bwd))
+    return dataclasses.replace(inferred, forward=parts["forward"], backward=parts["backward"], backward_nones=nones)
 
 
 def _qualname(scope: Scope, name: str) -> str:

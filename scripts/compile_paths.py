@@ -19,6 +19,7 @@ import ast
 import collections
 import dataclasses
 import sys
+import types
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,13 @@ def _stand_in(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("a census stand-in is never called")
 
 
+#: the stand-in for a fwd whose code names ``mark_dirty`` (a record's forward that may mark
+#: inputs dirty: the runtime reads the name in fwd's code to break the graph at the call)
+_stand_in_marking_dirty = types.FunctionType(
+    _stand_in.__code__.replace(co_names=(*_stand_in.__code__.co_names, "mark_dirty")), globals(), "_stand_in"
+)
+
+
 def _decorator(fn: Callable) -> Callable:
     return fn
 
@@ -81,12 +89,23 @@ def _keyword_value(name: str, node: ast.expr) -> Any:
         return _stand_in
 
 
-def flat_callable(call: ast.Call) -> Any:
-    """The runtime's flat callable for one emitted ``custom_vjp(fwd, bwd, **keywords)``."""
+def flat_callable(call: ast.Call, marks_dirty: bool = False) -> Any:
+    """The runtime's flat callable for one emitted ``custom_vjp(fwd, bwd, **keywords)``
+    (``marks_dirty``: fwd's code names ``mark_dirty``)."""
     from inliner.runtime import custom_vjp
 
     keywords = {k.arg: _keyword_value(k.arg, k.value) for k in call.keywords if k.arg}
-    return custom_vjp(_stand_in, _stand_in, **keywords)
+    return custom_vjp(_stand_in_marking_dirty if marks_dirty else _stand_in, _stand_in, **keywords)
+
+
+def _functions_marking_dirty(tree: ast.Module) -> set[str]:
+    """The module's functions whose code names ``mark_dirty``, nested functions included."""
+    return {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(isinstance(n, ast.Attribute) and n.attr == "mark_dirty" for n in ast.walk(node))
+    }
 
 
 def _is_custom_vjp(node: ast.AST) -> bool:
@@ -104,6 +123,8 @@ def island_reason(flat: Any) -> str:
         return fallback.rsplit(" (", 1)[0] if fallback.endswith(")") else fallback
     if flat.compile_kind == "side_effecting":
         return "forward side effect"
+    if flat.compile_kind == "traceable":  # the graph path's shim breaks the graph at each call
+        return "a ctx record that may mark inputs dirty"
     return "backward not traceable, None gradients not known statically"
 
 
@@ -119,9 +140,12 @@ def paths_in(source: str, path: str) -> list[Found]:
         if target.flattened:
             lines[target.name].append(target.first_line)
     found = []
-    for node in ast.walk(ast.parse(result.source)):
+    tree = ast.parse(result.source)
+    marking_dirty = _functions_marking_dirty(tree)
+    for node in ast.walk(tree):
         if _is_custom_vjp(node):
-            flat = flat_callable(node)
+            fwd = node.args[0] if node.args else None
+            flat = flat_callable(node, isinstance(fwd, ast.Name) and fwd.id in marking_dirty)
             name = flat.__name__
             line = lines[name].pop(0) if lines[name] else 0
             chosen = flat.compile_path

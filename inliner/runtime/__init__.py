@@ -260,6 +260,7 @@ def _bind(
     backward_kind: str | None,
     backward_reason: str | None,
     backward_nones: Sequence[int] | None,
+    split_decorators: bool,
 ) -> Callable:
     """``custom_vjp``'s work: the spec, the flat callable, its registrations."""
     check_indices(

@@ -465,13 +465,14 @@ def _call_bwd_fake(grads: list, ins: list, saved: list, numbers: list, key: int)
 
 def _as_gradient(grad: Any, inp: Tensor, storages: set[int]) -> Tensor:
     """``grad`` as autograd would take it for ``inp``: summed to its shape where broadcast,
-    in its dtype. A copy only where it shares storage with the op's inputs (an op may
-    not return an alias)."""
+    in its dtype, laid out as the fake announces (``empty_like(inp)``: inductor checks
+    a custom op's strides). A copy only where the layout differs or it shares storage
+    with the op's inputs (an op may not return an alias)."""
     if grad.shape != inp.shape:
         grad = grad.sum_to_size(inp.shape)
     grad = grad.to(inp.dtype)
-    if grad.untyped_storage().data_ptr() in storages:
-        return grad.clone()
+    if grad.stride() != inp.stride() or grad.untyped_storage().data_ptr() in storages:
+        return torch.empty_like(inp).copy_(grad)
     return grad
 
 

@@ -79,6 +79,7 @@ INDUCTOR_FEATURES: dict[str, str] = {
     "objects created inside the compiled region: a class defined beside the Function": "compile_factory_local_class",
     "a user's own allow_in_graph on a flattened class": "allow_in_graph_class/FusedScale",
     "split path: a forward calling a method of a module argument": "compile_forward_effects_split/MeteredScale",
+    "replayed decorators (split), a gradient laid out unlike its transposed input": "decorator_with_arguments",
 }
 #: Features of issue 27's list no golden driver exercises under torch.compile, and why.
 INDUCTOR_FEATURES_NOT_DRIVEN: dict[str, str] = {

@@ -76,6 +76,18 @@ def _as_graph_node(public: Callable) -> None:
 
     polyfilled.__torch_dynamo_polyfill__ = shim
     public.compile_path = "graph"  # type: ignore[attr-defined]
+    _keep_out_of_thunder(node)
+
+
+def _keep_out_of_thunder(node: Callable) -> None:
+    """thunderfx: the allowed original reaches thunder's splitter as
+    ``trampoline_autograd_apply``, which it never runs inside thunder (the call goes to
+    its fallback, whatever the body); the allowed node goes there too, so a body thunder
+    cannot trace (an ``aten`` overload) runs as the original's does. Read by
+    ``inliner.runtime._thunder.register`` when thunder is loaded later."""
+    node._inliner_user_allowed = True  # type: ignore[attr-defined]
+    if hasattr(node, "thunder_supported"):
+        node.thunder_supported = False
 
 
 _installed: list[bool] = []

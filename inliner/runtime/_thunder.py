@@ -92,8 +92,10 @@ def register(fns: tuple[Callable, ...], spec: Any, decorated_fwd: Callable) -> N
         # one symbol (forward decorators: custom_fwd enters autocast contexts) or where the
         # call is refused but thunderfx's fallback gives the original's gradients
         # (materialize_grads). A mark_dirty Function stays inside, refused: the fallback
-        # drops its custom backward.
-        fn.thunder_supported = spec.materialize_grads and not spec.forward_decorators  # type: ignore[attr-defined]
+        # drops its custom backward. A class the user allows in dynamo's graph goes to the
+        # fallback, as the allowed original does (inliner.runtime._allowed).
+        allowed = getattr(fn, "_inliner_user_allowed", False)
+        fn.thunder_supported = spec.materialize_grads and not spec.forward_decorators and not allowed  # type: ignore[attr-defined]
 
 
 _NO_NONE_GRADS = (

@@ -61,10 +61,11 @@ def _attach_lookaside(outs: Any, ins: Any, saved: Any, numbers: Any, key: Any, t
     entry = _split._LAYOUTS[unwrap(key)]
     spec = entry.spec
     call = _attach_call(unwrap(key), unwrap(tag), sizes)
-    fwd = _forward(unwrap(key), sizes, spec.backward_kind == "traceable")
-    backward = (
-        _backward(entry, sizes) if spec.backward_kind == "traceable" else _opaque_backward(entry, unwrap(key), sizes)
-    )
+    # a bwd behind the original's backward decorators runs as call_bwd (``_split._run_bwd``
+    # calls it through them, with what forward's decorators set on ctx)
+    traceable = spec.backward_kind == "traceable" and spec.decorated is None
+    fwd = _forward(unwrap(key), sizes, traceable)
+    backward = _backward(entry, sizes) if traceable else _opaque_backward(entry, unwrap(key), sizes)
     how = _thunder._How((), False, False)
     flat_items = tuple(item for part in items for item in part)
     return _thunder._lookaside(call, spec.name, fwd, fwd, backward, how, *flat_items)
@@ -111,7 +112,8 @@ def _forward(key: int, sizes: tuple[int, ...], traceable: bool) -> Callable:
     def forward(holder: Any, *items: Any) -> Any:
         outs, ins, saved, numbers = _split_items(items, sizes)
         if traceable:
-            return tuple(outs), _split._residuals(key, saved, numbers)
+            residuals, _no_ctx_attrs = _split._residuals(key, saved, numbers)
+            return tuple(outs), residuals
         return tuple(outs), (tuple(ins), tuple(saved), tuple(numbers))
 
     return forward

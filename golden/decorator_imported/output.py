@@ -20,10 +20,8 @@ Cube = custom_vjp(
     ctx_attrs={1: "scale"},
     forward_decorators=(marked("cube.forward"), in_float64),
     backward_decorators=(marked("cube.backward"), in_float64),
-    compile_kind="opaque",
+    compile_kind="side_effecting",
     compile_reason="forward's decorator decorator_imported_helpers.marked is replayed around it",
-    backward_nones=(1,),
-    split_decorators=True,
 )
 
 

@@ -104,9 +104,9 @@ class Scale(torch.autograd.Function):
     assert first.flattened == ("Scale",)
     second = flatten(unknown, cache=cache)
     _same(second, flatten(unknown))
-    # the class text did not change; what its decorator names did: an unknown wrapper is replayed (opaque: the split path)
+    # the class text did not change; what its decorator names did: an unknown wrapper is replayed (side effecting: not seen into)
     assert [kind.kind for _, kind in first.compile_kinds] == ["traceable"]
-    assert [kind.kind for _, kind in second.compile_kinds] == ["opaque"]
+    assert [kind.kind for _, kind in second.compile_kinds] == ["side_effecting"]
 
 
 def test_stop_cancels_between_classes_and_keeps_the_work_done():
@@ -349,7 +349,7 @@ def test_the_module_level_alias_of_custom_fwd_is_seen():
     results = _series([AMP.format(alias=alias) for alias in aliases])
     kinds = [[kind.kind for _, kind in r.compile_kinds] for r in results]
     assert kinds[0] == kinds[1] == kinds[3] == ["traceable"]
-    assert kinds[2] == ["opaque"]
+    assert kinds[2] == ["side_effecting"]
 
 
 GLOBAL = """import torch

@@ -110,9 +110,12 @@ class CompileContext:
         with the original's forward (backward) as it will trace it around fwd (bwd): opaque
         (the split path), unless walking its definition, when it is in this module, as a
         forward helper is walked finds writes to outside state (dynamo would guard and
-        recompile on them): side effecting. One from another module is not seen into."""
+        recompile on them): side effecting. One from another module is not seen into, so
+        it stays side effecting: a wrapper that writes a module-level list (a profiler
+        range stack) crashed dynamo's guard creation on the split path where the original
+        ran as a graph break (golden ``decorator_imported``)."""
         if use.definition is None:
-            return OPAQUE
+            return SIDE_EFFECTING
         finding = self.facts.helper(use.definition, module_scope, 0, in_forward=True)
         return SIDE_EFFECTING if finding is not None and finding.kind == SIDE_EFFECTING else OPAQUE
 

@@ -27,6 +27,7 @@ from torch._dynamo.utils import counters
 
 from inliner import flatten
 from tests.support import compile_checks as cc
+from tests.support.harness import load_module
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -124,20 +125,15 @@ def _fresh():
     torch._dynamo.reset()
 
 
-def _module(text: str, name: str) -> types.ModuleType:
-    module = types.ModuleType(name)
-    sys.modules[name] = module
-    exec(compile(text, f"<{name}>", "exec"), module.__dict__)
-    return module
-
-
 def _pair(case: str) -> tuple[types.ModuleType, types.ModuleType]:
     imported = any(name in CASES[case]["forward"] for name in ("ensure_contiguous", "input_guard"))
     source = BODY.format(**CASES[case], pragma=_OPT_IN if imported else "")
     result = flatten(source, path="split_decorators.py")
     assert "Fn" in result.flattened, [d.format() for d in result.diagnostics]
     slug = "".join(c if c.isalnum() else "_" for c in case)
-    return _module(source, f"split_decorators_original_{slug}"), _module(result.source, f"split_decorators_flat_{slug}")
+    return load_module(source, f"split_decorators_original_{slug}"), load_module(
+        result.source, f"split_decorators_flat_{slug}"
+    )
 
 
 def _inputs():
@@ -229,8 +225,8 @@ def test_an_imported_backward_decorator_runs_on_every_backward():
     source = BODY.format(name="counted", forward="counted", backward="counted", pragma=_OPT_IN)
     result = flatten(source, path="split_decorators.py")
     original, flat = (
-        _module(source, "split_decorators_original_counted"),
-        _module(result.source, "split_decorators_flat_counted"),
+        load_module(source, "split_decorators_original_counted"),
+        load_module(result.source, "split_decorators_flat_counted"),
     )
     assert flat.Fn.compile_path == "split"
     want = []
@@ -310,4 +306,4 @@ class Fn(torch.autograd.Function):
 """
     result = flatten(source, path="split_decorators.py")
     assert 'compile_kind="side_effecting"' in result.source
-    assert _module(result.source, "split_decorators_flat_same_file").Fn.compile_path == "island"
+    assert load_module(result.source, "split_decorators_flat_same_file").Fn.compile_path == "island"

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
-import sys
 import types
 import warnings
 
@@ -26,6 +25,7 @@ from torch._dynamo.utils import counters
 
 from inliner import flatten
 from tests.support import compile_checks as cc
+from tests.support.harness import load_module
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -110,21 +110,17 @@ def _fresh():
     torch._dynamo.reset()
 
 
-def _module(text: str, name: str) -> types.ModuleType:
-    """``text`` as an importable module (dynamo reads a function's globals from its module)."""
-    module = types.ModuleType(name)
-    sys.modules[name] = module
-    exec(compile(text, f"<{name}>", "exec"), module.__dict__)
-    return module
-
-
 def _pair(case: str) -> tuple[types.ModuleType, types.ModuleType, str]:
     forward, _ = FORWARDS[case]
     source = HEAD + "\n".join(" " * 8 + line for line in forward.splitlines()) + "\n" + TAIL
     result = flatten(source, path="split_effects.py")
     assert "Fn" in result.flattened, [d.format() for d in result.diagnostics]
     slug = "".join(c if c.isalnum() else "_" for c in case)
-    return _module(source, f"split_effects_original_{slug}"), _module(result.source, f"split_effects_flat_{slug}"), slug
+    return (
+        load_module(source, f"split_effects_original_{slug}"),
+        load_module(result.source, f"split_effects_flat_{slug}"),
+        slug,
+    )
 
 
 def _argument(case: str, request: pytest.FixtureRequest) -> object:

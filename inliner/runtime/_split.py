@@ -85,8 +85,6 @@ def refusal(spec: Any) -> str | None:
         return "its ctx is kept as a record"
     if spec.decorated is not None and not spec.split_decorators:
         return "decorators are replayed around its forward or backward"
-    if spec.saved_on_demand:
-        return "its backward reads the saved tensors on demand"
     if spec.fwd_needs_input_grad and spec.fill_defaults:
         return "its forward reads needs_input_grad with defaults filled in"
     return None

@@ -160,7 +160,6 @@ REWRITE_KNOWN_FAILURES: dict[tuple[str, str], str] = {
     # are one graph node there, which strict export then has to trace on fake tensors (a
     # numpy body, a list the body appends to) or cannot proxy (a function, a module held in a
     # closure). Measured differences from the original, which strict export traces inline.
-    ("export_strict", "node_attributes/AdjointStep"): "Failed to convert args/kwargs to proxy",
     # the split path: export traces the forward's Python, and fails where it reaches what it cannot carry
     ("export_strict", "compile_module_argument/RunModule"): "KeyError",
     ("export_strict", "compile_module_argument/LinearOfModule"): "KeyError",
@@ -462,8 +461,7 @@ MORE_GRAPH_BREAKS: dict[str, str] = {
     "compile_list_argument": "forward side effect",
     "compile_side_effect_forward": "forward side effect",
     "compile_pragma_override/KeepEager": "the user's `# inliner: compile=side_effecting` pragma",
-    # torch.compile as a decorator (dynamo inside a graph), a ctx record, saved tensors read
-    # on demand: not carried by the split path (inliner.runtime._split.refusal)
+    # torch.compile as a decorator (dynamo inside a graph), a ctx record: not carried by the split path (inliner.runtime._split.refusal)
     "decorator_compile/Gelu": "decorators",
     "decorator_compile/Square": "decorators",
     "record_backward_writes/Caches": "ctx record",
@@ -472,8 +470,6 @@ MORE_GRAPH_BREAKS: dict[str, str] = {
     "record_callable_on_ctx/Activation": "ctx record",
     "record_decorators/CountsBackward": "ctx record",
     "refuse_used_as_class/Counting": "ctx record",
-    "saved_read_after_side_effect/ChecksFirst": "saved tensors read on demand",
-    "node_attributes/AdjointStep": "saved tensors read on demand",
     "node_attributes_record": "ctx record",
     # the analysis counts a forward writing items of a list it built from an argument as a side effect
     "non_black_style": "forward side effect",

@@ -51,8 +51,11 @@ from typing import Any, NamedTuple
 import torch
 import torch._dynamo
 from torch import Tensor
+from torch._dynamo.comptime import comptime
 
+from inliner.runtime import _split_records
 from inliner.runtime._outputs import _CtxStandIn
+from inliner.runtime._record import Record
 
 
 class _Layout(NamedTuple):
@@ -81,8 +84,8 @@ def refusal(spec: Any) -> str | None:
         return "its backward takes unmaterialized (None) gradients (set_materialize_grads(False))"
     if spec.jvp is not None:
         return "it has a forward-mode rule (jvp)"
-    if spec.record:
-        return "its ctx is kept as a record"
+    if spec.record and spec.backward_kind == "side_effecting":
+        return "its ctx is kept as a record its backward may write to (each compiled backward gets a new one)"
     if spec.decorated is not None and not spec.split_decorators:
         return "decorators are replayed around its forward or backward"
     if spec.fwd_needs_input_grad and spec.fill_defaults:
@@ -101,6 +104,7 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
         spec.decorated.standin_backward = _standin_backward(spec)
     wants_flags = spec.fwd_needs_input_grad
     nondiff = spec.nondiff  # the shim reads no Spec (dynamo cannot wrap one)
+    check_objects = _objects_check(spec.name)
 
     def shim(*args: Any, **kwargs: Any) -> Any:
         if thunder_refuses_attach():
@@ -115,10 +119,17 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
                 outs, residuals = fwd(*ctx, *args, needs_input_grad=flags)
             else:
                 outs, residuals = fwd(*ctx, *args)
+        records = [r for r in residuals if type(r) is Record]  # fwd's ctx record, if it has one
         if decorated:  # what they set on ctx (custom_fwd's autocast state) goes to backward
             residuals = (tuple(residuals), tuple(ctx[0].__dict__.items()))
         single = not isinstance(outs, tuple)
         flat_out = (outs,) if single else outs
+        marked = nondiff
+        for record in records:
+            why = _split_records.refusal(record)
+            if why is not None:
+                refuse(why)
+            marked = marked + _split_records.non_differentiable(record, flat_out)
         tensors = [o for o in flat_out if isinstance(o, Tensor)]
         ins = [a for a in args if isinstance(a, Tensor)]
         for k, out in enumerate(tensors):
@@ -128,6 +139,8 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
         numbers: list = []
         objects: list = []
         layout = _flatten_residuals(tuple(residuals), saved, numbers, objects)
+        if objects:
+            comptime(check_objects)  # reads the local ``objects``
         out_layout = tuple(isinstance(o, Tensor) for o in flat_out)
         arg_layout = tuple(isinstance(a, Tensor) for a in args)
         key = _layout_key(owner, layout, out_layout, flags, arg_layout, *objects)
@@ -136,7 +149,7 @@ def split_shim(spec: Any, refuse: Callable[[str], Any]) -> Callable:
             made = attach_as_tuple(tensors, ins, saved, numbers, key, tag)
         else:
             made = attach(tensors, ins, saved, numbers, key, tag)
-        result = _place_outputs(flat_out, made, nondiff)
+        result = _place_outputs(flat_out, made, marked)
         return result[0] if single else result
 
     return shim
@@ -272,6 +285,27 @@ def thunder_refuses_attach() -> bool:
     return "thunder" in sys.modules and not _thunder_takes_attach
 
 
+def _objects_check(name: str) -> Callable[[Any], None]:
+    """What the shim runs at trace time (``comptime``) on the residuals that are neither
+    tensors nor numbers: an object fwd made in this call (``Box(...)``, a closure) has no
+    runtime value dynamo could hand the layout (it hands a bare instance, without the
+    attributes fwd set), so the call breaks the graph and runs as an island. Objects that
+    existed before the call (arguments, globals, what they hold) and constants pass."""
+
+    def check(ctx: Any) -> None:
+        listed = ctx.get_local("objects")._i_will_not_complain_if_bc_breaks_VariableTracker()
+        made = [v for v in listed.items if v.source is None and not v.is_python_constant()]
+        if made:
+            from inliner.runtime._fallback import _warn_fallback_once, eager_message
+
+            kind = made[0].python_type().__qualname__
+            reason = f"its forward keeps an object it made ({kind}) for backward, which a compiled call cannot carry"
+            _warn_fallback_once(name, reason)
+            ctx.graph_break(eager_message(name, reason))
+
+    return check
+
+
 def _views_input(out: Tensor, ins: list) -> bool:
     """Whether ``out`` is a view of an input (or of what an input views): the original's
     output then shares its storage, where ``attach``'s copy would not."""
@@ -310,6 +344,10 @@ def _flatten_residuals(value: Any, saved: list, numbers: list, objects: list) ->
     if type(value) is tuple or type(value) is list:
         kind = "tuple" if type(value) is tuple else "list"
         return (kind, tuple(_flatten_residuals(v, saved, numbers, objects) for v in value))
+    if type(value) is dict and all(type(k) is str or type(k) is int for k in value):
+        return ("dict", tuple(value), tuple(_flatten_residuals(v, saved, numbers, objects) for v in value.values()))
+    if type(value) is Record:
+        return _split_records.flatten(value, lambda v: _flatten_residuals(v, saved, numbers, objects))
     objects.append(value)
     return ("o", len(objects) - 1)
 
@@ -326,17 +364,22 @@ def _layout_key(owner: int, layout: Any, outputs: Any, flags: Any, arguments: An
     return key
 
 
-def _rebuild(layout: Any, saved: Any, numbers: Any, objects: tuple) -> Any:
+def _rebuild(layout: Any, saved: Any, numbers: Any, objects: tuple, flags: tuple[bool, ...]) -> Any:
     if layout == "T":
         return next(saved)
     if layout == "b":
         return bool(next(numbers))
     if layout == "n":
         return next(numbers)
+    if layout[0] == "record":
+        return _split_records.rebuild(layout, lambda part: _rebuild(part, saved, numbers, objects, flags), flags)
+    if layout[0] == "dict":
+        _, keys, parts = layout
+        return {k: _rebuild(part, saved, numbers, objects, flags) for k, part in zip(keys, parts)}
     kind, inner = layout
     if kind == "o":
         return objects[inner]
-    items = [_rebuild(part, saved, numbers, objects) for part in inner]
+    items = [_rebuild(part, saved, numbers, objects, flags) for part in inner]
     if kind == "size":
         return torch.Size(items)
     return tuple(items) if kind == "tuple" else items
@@ -346,7 +389,7 @@ def _residuals(key: int, saved: list, numbers: list) -> tuple[tuple, tuple]:
     """bwd's residuals, and what forward's decorators set on ctx (empty without them)."""
     entry = _LAYOUTS[key]
     spec = entry.spec
-    rebuilt = _rebuild(entry.residuals, iter(saved), iter(numbers), entry.objects)
+    rebuilt = _rebuild(entry.residuals, iter(saved), iter(numbers), entry.objects, entry.needs_input_grad)
     ctx_attrs: tuple = ()
     if spec.decorated is not None:
         rebuilt, ctx_attrs = rebuilt

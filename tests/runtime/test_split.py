@@ -366,6 +366,63 @@ def test_a_feature_the_split_path_does_not_carry_keeps_the_island_with_one_warni
         torch.compile(body, backend="aot_eager", fullgraph=True)(*_inputs())
 
 
+class Box:
+    def __init__(self, value):
+        self.value = value
+
+
+def boxed_fwd(x):
+    return x * 2, (Box(x.shape[0] + 1.0), {"scale": 3.0, "x": x})
+
+
+def boxed_bwd(residuals, g):
+    box, config = residuals
+    return g * box.value * config["scale"] + config["x"]
+
+
+Boxed = custom_vjp(
+    boxed_fwd, boxed_bwd, name="Boxed", compile_kind="opaque", compile_reason="r", backward_kind="traceable"
+)
+
+
+def keyed_fwd(x):
+    return x * 2, ({"scale": x.shape[0] + 1.0, "x": x, "name": "k"},)
+
+
+def keyed_bwd(residuals, g):
+    (config,) = residuals
+    return g * config["scale"] + config["x"]
+
+
+Keyed = custom_vjp(
+    keyed_fwd, keyed_bwd, name="Keyed", compile_kind="opaque", compile_reason="r", backward_kind="traceable"
+)
+
+
+def test_an_object_forward_made_for_backward_runs_as_an_island_never_a_bare_instance():
+    """Dynamo has no runtime value of an object made while tracing (it would hand the
+    layout an instance without the attributes fwd set: an AttributeError in backward
+    where the original runs): the call breaks the graph, with one warning."""
+
+    def body(x, w):
+        return Boxed(x * 1) * w
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always", CompileFallbackWarning)
+        _compiled_matches_eager(body, fullgraph=False)
+    messages = [str(w.message) for w in record if issubclass(w.category, CompileFallbackWarning)]
+    assert len(messages) == 1 and "Boxed" in messages[0] and "(Box)" in messages[0], messages
+    with pytest.raises(Exception, match="inliner: Boxed runs eagerly"):
+        torch.compile(body, backend="aot_eager", fullgraph=True)(*_inputs())
+
+
+def test_a_dict_residual_made_in_forward_crosses_the_op_key_by_key():
+    def body(x, w):
+        return Keyed(x * 1) * w
+
+    _compiled_matches_eager(body)
+
+
 def test_an_opaque_backward_without_known_nones_stays_an_island():
     flat = custom_vjp(logged_fwd, logged_bwd, name="Unknown", compile_kind="opaque", compile_reason="r")
     assert flat.compile_path == "island"

@@ -76,6 +76,8 @@ INDUCTOR_FEATURES: dict[str, str] = {
     "amp decorators under autocast": "amp_decorators/autocast",
     "setup_context style": "setup_context_style",
     "a ctx record whose saves go through a helper": "record_ctx_helper/Linearish",
+    "a ctx record on the split path (a numpy forward)": "compile_record_split/NumpyTanh",
+    "saved tensors read on demand on the split path": "node_attributes/AdjointStep",
     "objects created inside the compiled region: a class defined beside the Function": "compile_factory_local_class",
     "a user's own allow_in_graph on a flattened class": "allow_in_graph_class/FusedScale",
     "split path: a forward calling a method of a module argument": "compile_forward_effects_split/MeteredScale",
@@ -156,6 +158,19 @@ REWRITE_KNOWN_FAILURES: dict[tuple[str, str], str] = {
     # in the combined style, is rejected by torch.func before that)
     ("vmap", "compile_numpy_body"): "Cannot access data pointer of Tensor that doesn't have storage",
     ("vmap", "compile_rejects_fake_tensors"): "Cannot access data pointer of Tensor that doesn't have storage",
+    # the same again for ctx records whose forward or backward goes through numpy
+    **{
+        ("export", f"compile_record_split/{name}"): ".numpy() is not supported for tensor subclasses"
+        for name in ("NumpyTanh", "TopIndex", "MaybeUnmaterialized")
+    },
+    **{
+        (row, "compile_record_split/NumpyBackward"): "Cannot access data pointer"
+        for row in ("func_grad", "func_jacrev")
+    },
+    **{
+        ("vmap", f"compile_record_split/{name}"): "Cannot access data pointer"
+        for name in ("NumpyTanh", "NumpyBackward", "TopIndex", "MaybeUnmaterialized")
+    },
     # strict export allows no graph break: the eager islands and the object-argument shim
     # are one graph node there, which strict export then has to trace on fake tensors (a
     # numpy body, a list the body appends to) or cannot proxy (a function, a module held in a

@@ -1,0 +1,212 @@
+"""A ctx record on the split path (docs/compile.md, "The paths"): a Function whose ctx the
+engine keeps as a record, and whose forward or backward dynamo may trace only as Python
+(numpy), compiles as the original does, with fullgraph, the original's values and
+custom gradients over three calls (aot_eager and inductor); what the split path does not
+carry (a record marking an input dirty or gradients unmaterialized, a backward that may
+write to the record) runs as an eager island with the eager original's results.
+
+The Functions are golden case ``compile_record_split``'s, rewritten by the engine here.
+"""
+
+from __future__ import annotations
+
+import types
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import torch._dynamo
+
+from inliner import flatten
+from inliner.runtime import CompileFallbackWarning
+from tests.support import compile_checks as cc
+from tests.support.harness import load_module
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+CASE = Path(__file__).parents[2] / "golden" / "compile_record_split" / "input.py"
+
+#: Function -> the shapes of its inputs (each requires grad unless a test says otherwise)
+SHAPES = {
+    "NumpyTanh": [(4,)],
+    "NumpyBackward": [(2, 3), (2, 3)],
+    "TopIndex": [(5,)],
+    "MaybeUnmaterialized": [(2,)],
+}
+
+
+@pytest.fixture(scope="module")
+def modules() -> tuple[types.ModuleType, types.ModuleType]:
+    source = CASE.read_text()
+    result = flatten(source, path=str(CASE))
+    assert set(SHAPES) <= set(result.flattened), [d.format() for d in result.diagnostics]
+    return load_module(source, "split_records_original"), load_module(result.source, "split_records_flat")
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _body(module: types.ModuleType, name: str, requires_grad: tuple[bool, ...] | None = None):
+    fn = getattr(module, name)
+    apply = fn.apply if isinstance(fn, type) else fn
+
+    def body(*xs):
+        return apply(*(x * 1 for x in xs))
+
+    def make_inputs(shapes=SHAPES[name]):
+        torch.manual_seed(len(shapes))
+        flags = requires_grad or (True,) * len(shapes)
+        return tuple(torch.randn(*s, requires_grad=f) for s, f in zip(shapes, flags))
+
+    return body, make_inputs
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_a_record_function_takes_the_split_path_and_compiles_whole(modules, name):
+    original, flat = modules
+    assert getattr(flat, name).compile_path == "split"
+    body, make_inputs = _body(original, name)
+    expected, _ = cc.eager_calls(body, make_inputs, None)
+    for module in (original, flat):
+        run, _ = _body(module, name)
+        result = cc.compiled_calls(run, make_inputs, "aot_eager", expected, fullgraph=True)
+        assert result.ok, (module.__name__, result.reason)
+
+
+def test_needs_input_grad_and_attributes_on_some_paths_reach_the_backward(modules):
+    """NumpyBackward's forward records ``needs_input_grad[1]`` and sets ``rows`` only for a
+    matrix: a vector input whose weight needs no gradient gives None for it, in each
+    layout, as in eager."""
+    original, flat = modules
+    for shapes in ([(3,), (3,)], [(2, 3), (2, 3)]):
+        body, _ = _body(original, "NumpyBackward", (True, False))
+        _, make_inputs = _body(original, "NumpyBackward", (True, False))
+
+        def make(shapes=shapes, make_inputs=make_inputs):
+            return make_inputs(shapes)
+
+        expected, _ = cc.eager_calls(body, make, None)
+        run, _ = _body(flat, "NumpyBackward", (True, False))
+        result = cc.compiled_calls(run, make, "aot_eager", expected, fullgraph=True)
+        assert result.ok, result.reason
+
+
+def test_inductor_compiles_a_record_function_whole(modules):
+    original, flat = modules
+    body, make_inputs = _body(original, "NumpyTanh")
+    expected, _ = cc.eager_calls(body, make_inputs, None)
+    run, _ = _body(flat, "NumpyTanh")
+    result = cc.inductor_calls(run, make_inputs, expected, fullgraph=True)
+    assert result.ok, result.reason
+    assert not result.details["hops"]
+
+
+def test_unmaterialized_gradients_set_through_the_record_run_as_an_eager_island(modules):
+    """set_materialize_grads(False) on a call the split path cannot carry: that call breaks
+    the graph with one warning naming the Function, and gives eager's results."""
+    original, flat = modules
+    body, make_inputs = _body(original, "MaybeUnmaterialized")
+
+    def four():
+        return make_inputs([(4,)])
+
+    expected, _ = cc.eager_calls(body, four, None)
+    run, _ = _body(flat, "MaybeUnmaterialized")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = cc.compiled_calls(run, four, "aot_eager", expected)
+    assert result.ok, result.reason
+    assert result.details["breaks"] >= 1
+    fallbacks = [w for w in caught if issubclass(w.category, CompileFallbackWarning)]
+    assert fallbacks and all("MaybeUnmaterialized" in str(w.message) for w in fallbacks)
+    assert "set_materialize_grads(False)" in str(fallbacks[0].message)
+    assert not cc.fullgraph(run, four, expected[0]).ok
+
+
+DIRTY = """
+import numpy as np
+import torch
+
+
+def scale_in_place(ctx, x):
+    x.mul_(2)
+    ctx.mark_dirty(x)
+
+
+class Doubles(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        scale_in_place(ctx, x)
+        ctx.save_for_backward(w)
+        return x, torch.from_numpy(np.cos(w.detach().numpy()))
+
+    @staticmethod
+    def backward(ctx, gx, gw):
+        (w,) = ctx.saved_tensors
+        return gx * 3, gw * 5 + w
+"""
+
+
+def test_a_record_that_marks_an_input_dirty_in_a_helper_runs_as_an_eager_island():
+    """The engine cannot see which input the helper dirties; the split path finds out
+    while tracing and breaks the graph there, so the call runs eagerly."""
+    result = flatten(DIRTY, path="dirty_record.py")
+    assert "Doubles" in result.flattened, [d.format() for d in result.diagnostics]
+    original = load_module(DIRTY, "split_records_dirty_original")
+    flat = load_module(result.source, "split_records_dirty_flat")
+    assert flat.Doubles.compile_path == "split"
+
+    def make_inputs():
+        torch.manual_seed(0)
+        return torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+
+    def body_of(module):
+        fn = module.Doubles
+        apply = fn.apply if isinstance(fn, type) else fn
+        return lambda x, w: apply(x * 1, w)
+
+    expected, _ = cc.eager_calls(body_of(original), make_inputs, None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = cc.compiled_calls(body_of(flat), make_inputs, "aot_eager", expected)
+    assert result.ok, result.reason
+    assert any("marks an input dirty" in str(w.message) for w in caught if w.category is CompileFallbackWarning)
+
+
+WRITES = """
+import numpy as np
+import torch
+
+
+def keep(ctx, x):
+    ctx.save_for_backward(x)
+    ctx.calls = 0
+
+
+class Counts(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        keep(ctx, x)
+        return torch.from_numpy(np.sin(x.detach().numpy()))
+
+    @staticmethod
+    def backward(ctx, g):
+        ctx.calls += 1
+        (x,) = ctx.saved_tensors
+        return g * ctx.calls + x
+"""
+
+
+def test_a_backward_that_writes_to_its_record_keeps_the_call_an_island():
+    """A second backward (retain_graph) reads what the first wrote on the record; each
+    compiled backward would get a new record, so the split path refuses it statically."""
+    result = flatten(WRITES, path="writes_record.py")
+    assert "Counts" in result.flattened, [d.format() for d in result.diagnostics]
+    flat = load_module(result.source, "split_records_writes_flat")
+    assert flat.Counts.compile_path == "island"
+    assert "backward may write" in flat.Counts._inliner_fallback

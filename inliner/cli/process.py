@@ -17,6 +17,7 @@ from inliner.cli.report import unified_diff
 from inliner.engine import FlattenResult, Selection, flatten
 from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.diagnostics import Diagnostic
+from inliner.project_sources import ProjectSources
 from inliner.style import DEFAULT_LINE_LENGTH
 
 Engine = Callable[..., FlattenResult]
@@ -45,6 +46,7 @@ class Task:
             "compile_overrides": self.compile_overrides,
             "subclassed": dict(self.subclassed) or None,
             "line_length": self.line_length,
+            "sources": ProjectSources.of_file(self.real, self.module) if self.real else None,
         }
 
 

@@ -34,6 +34,7 @@ def flatten(
     compile_overrides: CompileOverrides | None = None,
     subclassed: Mapping[str, str] | None = None,
     line_length: int = 88,
+    sources: Callable[[str], str | None] | None = None,
 ) -> FlattenResult:
     """Flatten every autograd.Function subclass (and autograd_function_apply call) in ``source``.
 
@@ -43,6 +44,10 @@ def flatten(
     qualified name -> one such subclass (``inliner.subclassed``); they stay Functions (INL113).
     ``line_length`` is the width black formats the lines the engine writes to (the
     project's black or ruff ``line-length``); the lines the user wrote keep their text.
+    ``sources`` (with ``module``): another module's source by its dotted name (None where
+    it cannot be read), so that a decorator imported from it is seen into for the compile
+    kind (inliner/engine/analysis/foreign.py); without it such a decorator keeps the call
+    an eager island under torch.compile.
 
     Never raises. An internal error while lowering one class (or op call) leaves that
     one untouched with an ``INL002`` diagnostic and still flattens the others; one
@@ -73,6 +78,7 @@ def flatten(
             diagnostics_only=diagnostics_only,
             stop=stop,
             line_length=line_length,
+            sources=sources,
         )
     except Cancelled:
         raise

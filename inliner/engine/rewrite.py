@@ -21,12 +21,14 @@ it uses each class, compile kinds, imports) is decided again on every call.
 from __future__ import annotations
 
 import ast
+import os
 import warnings
 from collections.abc import Callable, Mapping
 
 from inliner.engine.analysis.compile_context import CompileContext
 from inliner.engine.analysis.compile_kind import names_mutated_in
 from inliner.engine.analysis.compile_overrides import CompileOverrides
+from inliner.engine.analysis.foreign import ForeignModules, ReadSource, Where
 from inliner.engine.candidate import Candidate
 from inliner.engine.codes import Code
 from inliner.engine.function_class.class_uses import Parents
@@ -59,6 +61,7 @@ def rewrite_module(
     diagnostics_only: bool = False,
     stop: Callable[[], bool] | None = None,
     line_length: int = 88,
+    sources: ReadSource | None = None,
 ) -> FlattenResult:
     run = Run(cache if cache is not None else FlattenCache(), diagnostics_only, stop, line_length)
     parsed = run.cache.module(source, path, lambda: read_module(source, path, run.cache.remember))
@@ -66,8 +69,9 @@ def rewrite_module(
         return parsed
     of_statement = _statement_facts(run.cache, parsed.text)
     compiling = CompileContext(
-        parsed.tree, parsed.index, parsed.text, module=module, overrides=compile_overrides, of_statement=of_statement
-    )
+        parsed.tree, parsed.index, parsed.text, module=module, overrides=compile_overrides, of_statement=of_statement,
+        foreign=ForeignModules(sources, Where(module, os.path.basename(path) == "__init__.py")),
+    )  # fmt: skip
     bases = BaseCheck(parsed.tree, parsed.index, parsed.text, module, subclassed)
     candidates = _find_candidates(parsed, select, bases)
     if not candidates:

@@ -146,7 +146,8 @@ class _Loader(SourceFileLoader):
                 return code
         code, warning = _transform(data, source_path, self, options, problem)
         if cache_path is not None and key is not None:
-            _cache.write(cache_path, key, source_path, warning, code)
+            sources = options.get("sources")
+            _cache.write(cache_path, key, source_path, warning, code, dict(sources.read) if sources else {})
         _warn(warning, source_path, fullname)
         return code
 
@@ -161,6 +162,7 @@ def _engine_options(source_path: str, fullname: str) -> tuple[dict, str | None]:
     modules of its package derive from (``inliner.hook._bases``: read once per package)."""
     from inliner.engine.analysis.compile_overrides import engine_options
     from inliner.hook._bases import subclassed_for
+    from inliner.project_sources import ProjectSources
     from inliner.style import find_line_length
 
     try:
@@ -171,8 +173,10 @@ def _engine_options(source_path: str, fullname: str) -> tuple[dict, str | None]:
         options = engine_options(source_path)
     except ValueError as exc:
         told = {"module": fullname, "compile_overrides": None, "line_length": find_line_length(source_path)}
-        return {**told, "subclassed": subclassed}, f"{exc}; ignored"
-    return {**options, "module": fullname, "subclassed": subclassed}, None
+        sources = ProjectSources.of_file(source_path, fullname)
+        return {**told, "subclassed": subclassed, "sources": sources}, f"{exc}; ignored"
+    sources = ProjectSources.of_file(source_path, fullname)
+    return {**options, "module": fullname, "subclassed": subclassed, "sources": sources}, None
 
 
 def _settings(options: dict) -> bytes:

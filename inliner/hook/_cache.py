@@ -31,9 +31,10 @@ import tempfile
 from types import CodeType
 
 from inliner import __version__
+from inliner.project_sources import unchanged
 
 TAG = f"inliner-{__version__}"
-_FORMAT = 2  # bump when the header or payload layout changes
+_FORMAT = 3  # bump when the header or payload layout changes
 _HEADER = struct.Struct("<4sI8s8s")  # Python's magic, _FORMAT, source hash, engine fingerprint
 
 #: (message, line) of the warning to repeat on every import of the module, or None
@@ -104,7 +105,8 @@ def key(source: bytes, settings: bytes = b"") -> bytes | None:
 
 
 def read(path: str, header: bytes) -> tuple[CachedWarning, CodeType] | None:
-    """The cached (warning, code) if the entry exists and starts with ``header``; else None."""
+    """The cached (warning, code) if the entry exists, starts with ``header``, and the other
+    modules of the project the engine read for it are unchanged; else None."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -113,8 +115,10 @@ def read(path: str, header: bytes) -> tuple[CachedWarning, CodeType] | None:
     if not data.startswith(header):
         return None
     try:
-        warning, code = marshal.loads(memoryview(data)[len(header) :])
+        warning, code, read_files = marshal.loads(memoryview(data)[len(header) :])
     except (EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(read_files, dict) or not unchanged(read_files):
         return None
     if not isinstance(code, CodeType):
         return None
@@ -123,13 +127,17 @@ def read(path: str, header: bytes) -> tuple[CachedWarning, CodeType] | None:
     return warning, code
 
 
-def write(path: str, header: bytes, source_path: str, warning: CachedWarning, code: CodeType) -> None:
-    """Write the entry atomically (temp file + rename), with the source's mode; any failure is ignored."""
+def write(
+    path: str, header: bytes, source_path: str, warning: CachedWarning, code: CodeType, read_files: dict[str, str]
+) -> None:
+    """Write the entry atomically (temp file + rename), with the source's mode; any failure is
+    ignored. ``read_files``: the project's other modules the engine read, by digest."""
     try:
         mode = os.stat(source_path).st_mode
     except OSError:
         return
-    write_atomically(path, header + marshal.dumps((warning, code)), (mode | 0o200) & 0o666)  # like a .pyc
+    payload = marshal.dumps((warning, code, read_files))
+    write_atomically(path, header + payload, (mode | 0o200) & 0o666)  # like a .pyc
 
 
 def write_atomically(path: str, payload: bytes, mode: int | None = None) -> None:

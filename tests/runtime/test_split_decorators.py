@@ -15,7 +15,6 @@ whole, and no higher-order op in any graph of the rewrite.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import sys
 import types
@@ -35,8 +34,15 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 SEEN: list = []
 
 
+SUPPORT_SOURCE = """\
+import contextlib
+import functools
+
+import torch
+
+
 def ensure_contiguous(fn):
-    """liger-kernel's: tensor arguments made contiguous."""
+    \"\"\"liger-kernel's: tensor arguments made contiguous.\"\"\"
 
     @functools.wraps(fn)
     def wrapper(ctx, *args, **kwargs):
@@ -51,7 +57,7 @@ def ensure_contiguous(fn):
 
 
 def input_guard(fn):
-    """fla's: contiguous tensor arguments, the call inside the first tensor's device."""
+    \"\"\"fla's: contiguous tensor arguments, the call inside the first tensor's device.\"\"\"
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -66,13 +72,15 @@ def input_guard(fn):
             return fn(*contiguous_args, **kwargs)
 
     return wrapper
+"""
 
-
-#: the support module the cases import their decorator from (what real code does)
+#: the support module the cases import their decorator from (what real code does); the
+#: engine reads its source as the command line reads a project's other modules
 SUPPORT = types.ModuleType("inliner_split_decorator_support")
-SUPPORT.ensure_contiguous = ensure_contiguous
-SUPPORT.input_guard = input_guard
+exec(compile(SUPPORT_SOURCE, "<inliner_split_decorator_support>", "exec"), SUPPORT.__dict__)
 sys.modules[SUPPORT.__name__] = SUPPORT
+ensure_contiguous = SUPPORT.ensure_contiguous
+SOURCES = {SUPPORT.__name__: SUPPORT_SOURCE}
 
 BODY = """\
 import torch
@@ -93,8 +101,8 @@ class Fn(torch.autograd.Function):{pragma}
         return g * 3 + x, g * x * 2
 """
 
-#: An imported decorator the engine cannot see into keeps the island; a user who knows it
-#: only does what dynamo traces (as these do) opts in to the split path with the pragma.
+#: An imported decorator the engine cannot read keeps the island; a user who knows it only
+#: does what dynamo traces opts in to the split path with the pragma.
 _OPT_IN = "  # inliner: compile=opaque"
 
 CASES = {
@@ -126,9 +134,8 @@ def _fresh():
 
 
 def _pair(case: str) -> tuple[types.ModuleType, types.ModuleType]:
-    imported = any(name in CASES[case]["forward"] for name in ("ensure_contiguous", "input_guard"))
-    source = BODY.format(**CASES[case], pragma=_OPT_IN if imported else "")
-    result = flatten(source, path="split_decorators.py")
+    source = BODY.format(**CASES[case], pragma="")
+    result = flatten(source, path="split_decorators.py", module="split_decorators", sources=SOURCES.get)
     assert "Fn" in result.flattened, [d.format() for d in result.diagnostics]
     slug = "".join(c if c.isalnum() else "_" for c in case)
     return load_module(source, f"split_decorators_original_{slug}"), load_module(

@@ -631,3 +631,57 @@ def test_hook_module_has_no_heavy_imports():
     code = "import sys, inliner.hook; print(sorted(m for m in ('libcst', 'black', 'torch') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+# --- a decorator imported from another module of the package ---------------------------
+
+WRAPPERS = """\
+import functools
+
+CALLS = []
+
+
+def pure(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return wrapper
+"""
+
+DECORATED = """\
+import torch
+from .wrappers import pure
+
+
+class Doubled(torch.autograd.Function):
+    @staticmethod
+    @pure
+    def forward(ctx, x):
+        return torch.from_numpy((x.detach().numpy() * 2))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 7
+"""
+
+
+def test_an_imported_decorator_is_seen_into_and_its_edit_invalidates_the_cache(make_package):
+    """The hook hands the engine the package's other modules: a wrapper that writes nothing
+    outside puts the call on the split path; an edit that makes it append to a module list
+    (an effect dynamo would guard) rewrites the importing module again, though its own
+    bytes did not change: an island."""
+    import torch._dynamo  # noqa: F401  (registers compile paths)
+
+    name, package = make_package({"wrappers": WRAPPERS, "ops": DECORATED})
+    with inliner.hook.install([name]):
+        ops = importlib.import_module(f"{name}.ops")
+    assert ops.Doubled.compile_path == "split"
+
+    wrappers = package / "wrappers.py"
+    wrappers.write_text(WRAPPERS.replace("        return fn(*args", "        CALLS.append(1)\n        return fn(*args"))
+    _forget(name)
+    with inliner.hook.install([name]):
+        ops = importlib.import_module(f"{name}.ops")
+    assert ops.Doubled.compile_path == "island"
+    assert "side_effecting" in ops.Doubled.compile_kind

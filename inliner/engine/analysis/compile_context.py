@@ -28,6 +28,7 @@ from inliner.engine.analysis.compile_kind import (
 )
 from inliner.engine.analysis.compile_overrides import CompileOverrides, Pragma, decide, find_pragma
 from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING
+from inliner.engine.analysis.foreign import ForeignModules, Where
 from inliner.engine.analysis.scopes import Scope, ScopeIndex
 from inliner.engine.docstrings import without_docstring
 from inliner.engine.function_class.decorators import DecoratorUse
@@ -45,8 +46,10 @@ class CompileContext:
         module: str | None = None,
         overrides: CompileOverrides | None = None,
         of_statement: StatementFacts | None = None,
+        foreign: ForeignModules | None = None,
     ) -> None:
         self.of_statement = of_statement  # see ``ModuleFacts``
+        self.foreign = foreign or ForeignModules(None, Where(module, False))
         self.tree = tree
         self.index = index
         self.text = text
@@ -110,13 +113,16 @@ class CompileContext:
         with the original's forward (backward) as it will trace it around fwd (bwd): opaque
         (the split path), unless walking its definition, when it is in this module, as a
         forward helper is walked finds writes to outside state (dynamo would guard and
-        recompile on them): side effecting. One from another module is not seen into, so
-        it stays side effecting: a wrapper that writes a module-level list (a profiler
-        range stack) crashed dynamo's guard creation on the split path where the original
-        ran as a graph break (golden ``decorator_imported``)."""
-        if use.definition is None:
-            return SIDE_EFFECTING
-        finding = self.facts.helper(use.definition, module_scope, 0, in_forward=True)
+        recompile on them): side effecting. One imported from another module is walked
+        there (``foreign``); where that module cannot be read it stays side effecting: a
+        wrapper that writes a module-level list (a profiler range stack) crashed dynamo's
+        guard creation on the split path where the original ran as a graph break (golden
+        ``decorator_imported``)."""
+        if use.definition is not None:
+            finding = self.facts.helper(use.definition, module_scope, 0, in_forward=True)
+        else:
+            expr = ast.parse(cst.Module([]).code_for_node(use.expr).strip(), mode="eval").body
+            finding = self.foreign.wrapper_finding(expr, self.index, module_scope)
         return SIDE_EFFECTING if finding is not None and finding.kind == SIDE_EFFECTING else OPAQUE
 
 

@@ -631,10 +631,23 @@ class _Walker(Visitor):
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
-            if not isinstance(item.context_expr, ast.Call):
+            if not isinstance(item.context_expr, ast.Call) and not self._made_by_calls(item.context_expr):
                 kind = SIDE_EFFECTING if self.is_external(item.context_expr) else OPAQUE
                 self.note(item.context_expr, kind, f"enters {_text(item.context_expr)}")
         self.generic_visit(node)
+
+    def _made_by_calls(self, expr: ast.expr) -> bool:
+        """A local name every binding of which is a call (or a choice between calls), as
+        ``ctx = device_ctx(i) if t is not None else nullcontext()``: entering it is
+        entering what those calls made, which are checked where they are made, as
+        ``with device_ctx(i):`` is."""
+        if not isinstance(expr, ast.Name):
+            return False
+        scope = self.lookup(expr.id)
+        if scope is None or expr.id in scope.params:
+            return False
+        values = [value for name, value in scope.bindings if name == expr.id]
+        return bool(values) and all(_is_call_choice(value) for value in values)
 
     visit_AsyncWith = visit_With
 
@@ -694,6 +707,12 @@ def _settle_origins(scope: _Local, walker: _Walker) -> None:
                 changed = True
         if not changed:
             return
+
+
+def _is_call_choice(value: ast.AST | None) -> bool:
+    if isinstance(value, ast.IfExp):
+        return _is_call_choice(value.body) and _is_call_choice(value.orelse)
+    return isinstance(value, ast.Call)
 
 
 def _origin_external(expr: ast.AST, walker: _Walker) -> bool:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from inliner.engine.analysis.compile_kind import KINDS, CompileKind
+from inliner.project_sources import ProjectSources
 from inliner.style import DEFAULT_LINE_LENGTH, configs_upward, find_line_length
 
 _PRAGMA = re.compile(r"#\s*inliner\s*:(.*)$")
@@ -240,15 +241,18 @@ def _table_of(pyproject: str, stamp: int) -> CompileOverrides | None:
 
 
 def engine_options(path: str | Path | None) -> dict[str, Any]:
-    """``module``, ``compile_overrides`` and ``line_length`` for ``flatten`` on the file
-    ``path`` (None: neither, and black's line length).
+    """``module``, ``compile_overrides``, ``line_length`` and ``sources`` (the project's
+    other modules, ``inliner.project_sources``) for ``flatten`` on the file ``path``
+    (None: none of them, and black's line length).
 
     For the surfaces that get one file at a time (the import hook, the language server,
     the LibCST codemod). Raises ValueError when the project's table is bad."""
     if not path or not Path(path).is_file():
         return {"module": None, "compile_overrides": None, "line_length": DEFAULT_LINE_LENGTH}
+    module = module_name(path)
     return {
-        "module": module_name(path),
+        "module": module,
         "compile_overrides": find_compile_overrides(path) or None,
         "line_length": find_line_length(path),
+        "sources": ProjectSources.of_file(path, module),
     }

@@ -84,6 +84,7 @@ class ScopeIndex(Visitor):
         self.loads: list[tuple[ast.Name, Scope]] = []  # loads of interesting names
         self.apply_attribute: dict[ast.Name, ast.Attribute] = {}  # Name -> its `Name.apply`
         self.names: set[str] = set()  # every identifier used as a variable anywhere
+        self.root: Scope | None = None  # the module's scope, once built
 
     @classmethod
     def build(cls, tree: ast.Module, interesting: set[str], call_names: frozenset[str] = frozenset()) -> ScopeIndex:
@@ -109,7 +110,7 @@ class ScopeIndex(Visitor):
 
     # -- scopes ------------------------------------------------------------
     def visit_Module(self, node: ast.Module) -> None:
-        self._in_new_scope(node, [node.body])
+        self.root = self._in_new_scope(node, [node.body])
 
     def _function(self, node) -> None:
         self.current.bind(node.name, Binding("def", node))

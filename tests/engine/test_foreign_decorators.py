@@ -1,0 +1,140 @@
+"""A decorator imported from another module of the project is walked there
+(inliner/engine/analysis/foreign.py): one that only does what dynamo traces puts the call
+on the split path (``compile_kind="opaque"``, ``split_decorators=True``), one that writes
+outside state keeps it an island (``side_effecting``), and one whose module the engine
+cannot read, or whose binding it does not follow, stays an island as before.
+
+The compile paths these give are checked under torch.compile in
+tests/runtime/test_split_decorators.py; the surfaces' readers in
+tests/surfaces/test_project_sources.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from inliner import flatten
+
+UTILS = """\
+import functools
+
+import torch
+
+CALLS = []
+
+
+def ensure_contiguous(fn):
+    @functools.wraps(fn)
+    def wrapper(ctx, *args, **kwargs):
+        args = [a.contiguous() if isinstance(a, torch.Tensor) else a for a in args]
+        return fn(ctx, *args, **kwargs)
+
+    return wrapper
+
+
+def counted(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        CALLS.append(1)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def twice(fn):
+    return fn
+
+
+def twice(fn):  # bound twice: which one runs is not known statically
+    return fn
+"""
+
+CLASS = """\
+import torch
+{imports}
+
+
+class Fn(torch.autograd.Function):
+    @staticmethod
+    @{decorator}
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+"""
+
+#: the project: pkg/utils.py, and the module flattened, pkg/ops/fn.py (or pkg/__init__.py)
+PROJECT = {"pkg.utils": UTILS, "pkg": ""}
+
+
+def _kind(imports: str, decorator: str, *, module: str = "pkg.ops.fn", path: str = "pkg/ops/fn.py", sources=PROJECT):
+    source = CLASS.format(imports=imports, decorator=decorator)
+    result = flatten(source, path=path, module=module, sources=sources.get if sources is not None else None)
+    assert result.flattened == ("Fn",), [d.format() for d in result.diagnostics]
+    kind = dict(result.compile_kinds)["Fn"].kind
+    return kind, "split_decorators=True" in result.source
+
+
+@pytest.mark.parametrize(
+    "imports,decorator",
+    [
+        ("from pkg.utils import ensure_contiguous", "ensure_contiguous"),
+        ("from ..utils import ensure_contiguous", "ensure_contiguous"),
+        ("from ..utils import ensure_contiguous as contiguous", "contiguous"),
+        ("from pkg import utils", "utils.ensure_contiguous"),
+        ("from .. import utils", "utils.ensure_contiguous"),
+        ("import pkg.utils", "pkg.utils.ensure_contiguous"),
+        ("import pkg.utils as u", "u.ensure_contiguous"),
+    ],
+)
+def test_an_imported_wrapper_that_writes_nothing_outside_takes_the_split_path(imports, decorator):
+    assert _kind(imports, decorator) == ("opaque", True)
+
+
+def test_a_relative_import_in_a_package_s_init_resolves_from_that_package():
+    assert _kind("from .utils import ensure_contiguous", "ensure_contiguous", module="pkg", path="pkg/__init__.py") == (
+        "opaque",
+        True,
+    )
+
+
+@pytest.mark.parametrize(
+    "imports,decorator,sources",
+    [
+        # walked there: it appends to a module-level list, which dynamo would guard
+        ("from pkg.utils import counted", "counted", PROJECT),
+        # not seen into: no reader, a module it cannot read, a name bound twice there,
+        # a name not defined there, a relative import above the top-level package
+        ("from pkg.utils import ensure_contiguous", "ensure_contiguous", None),
+        ("from other.utils import ensure_contiguous", "ensure_contiguous", PROJECT),
+        ("from pkg.utils import twice", "twice", PROJECT),
+        ("from pkg.utils import missing", "missing", PROJECT),
+        ("from ....utils import ensure_contiguous", "ensure_contiguous", PROJECT),
+    ],
+)
+def test_an_imported_wrapper_the_engine_cannot_clear_keeps_the_island(imports, decorator, sources):
+    assert _kind(imports, decorator, sources=sources) == ("side_effecting", False)
+
+
+def test_a_module_that_does_not_parse_is_not_seen_into():
+    broken = {"pkg.utils": "def ensure_contiguous(fn:\n"}
+    assert _kind("from pkg.utils import ensure_contiguous", "ensure_contiguous", sources=broken) == (
+        "side_effecting",
+        False,
+    )
+
+
+def test_each_module_is_read_once_per_flattening():
+    asked: list[str] = []
+
+    def read(module: str) -> str | None:
+        asked.append(module)
+        return PROJECT.get(module)
+
+    source = CLASS.format(imports="from pkg.utils import ensure_contiguous", decorator="ensure_contiguous")
+    source += source.split("\n\n\n", 1)[1].replace("class Fn", "class Other")
+    result = flatten(source, path="pkg/ops/fn.py", module="pkg.ops.fn", sources=read)
+    assert result.flattened == ("Fn", "Other")
+    assert asked == ["pkg.utils"]

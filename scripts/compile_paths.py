@@ -27,6 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from inliner import flatten
+from inliner.engine.analysis.compile_overrides import engine_options
 
 _MARKERS = ("autograd.Function", "Function)", "autograd_function_apply")
 PATHS = ("graph", "split", "island")
@@ -128,11 +129,12 @@ def island_reason(flat: Any) -> str:
     return "backward not traceable, None gradients not known statically"
 
 
-def paths_in(source: str, path: str) -> list[Found]:
-    """Every flattened Function of one file, with its path."""
+def paths_in(source: str, path: str, file: Path | None = None) -> list[Found]:
+    """Every flattened Function of one file (read from ``file``, named ``path``), with its path."""
     import torch._dynamo  # noqa: F401  (the runtime registers a flat callable's path with it)
 
-    result = flatten(source, path=path)
+    # as the command line flattens it: its module, and the project's other modules to read
+    result = flatten(source, path=path, **engine_options(file))
     if not result.flattened:
         return []
     lines: dict[str, list[int]] = collections.defaultdict(list)
@@ -168,7 +170,7 @@ def scan(roots: Iterable[Path], relative_to: Path | None = None) -> Paths:
                 continue
             name = str(file.relative_to(relative_to)) if relative_to else str(file)
             try:
-                paths.found += paths_in(source, name)
+                paths.found += paths_in(source, name, file)
             except Exception as exc:  # an engine or runtime failure is reported, not fatal
                 paths.failures.append(f"{name}: {exc!r}")
     return paths

@@ -65,8 +65,9 @@ class Fn(torch.autograd.Function):
         return g * 3
 """
 
-#: the project: pkg/utils.py, and the module flattened, pkg/ops/fn.py (or pkg/__init__.py)
-PROJECT = {"pkg.utils": UTILS, "pkg": ""}
+#: the project: pkg/utils.py, pkg/__init__.py re-exporting from it (as fla.utils does), and
+#: the module flattened, pkg/ops/fn.py (or pkg/__init__.py)
+PROJECT = {"pkg.utils": UTILS, "pkg": "from .utils import counted, ensure_contiguous\n"}
 
 
 def _kind(imports: str, decorator: str, *, module: str = "pkg.ops.fn", path: str = "pkg/ops/fn.py", sources=PROJECT):
@@ -87,6 +88,7 @@ def _kind(imports: str, decorator: str, *, module: str = "pkg.ops.fn", path: str
         ("from .. import utils", "utils.ensure_contiguous"),
         ("import pkg.utils", "pkg.utils.ensure_contiguous"),
         ("import pkg.utils as u", "u.ensure_contiguous"),
+        ("from pkg import ensure_contiguous", "ensure_contiguous"),  # re-exported
     ],
 )
 def test_an_imported_wrapper_that_writes_nothing_outside_takes_the_split_path(imports, decorator):
@@ -105,6 +107,7 @@ def test_a_relative_import_in_a_package_s_init_resolves_from_that_package():
     [
         # walked there: it appends to a module-level list, which dynamo would guard
         ("from pkg.utils import counted", "counted", PROJECT),
+        ("from pkg import counted", "counted", PROJECT),  # re-exported
         # not seen into: no reader, a module it cannot read, a name bound twice there,
         # a name not defined there, a relative import above the top-level package
         ("from pkg.utils import ensure_contiguous", "ensure_contiguous", None),

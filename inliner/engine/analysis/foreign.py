@@ -28,6 +28,7 @@ from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 ReadSource = Callable[[str], "str | None"]
 
 
+_REEXPORT_DEPTH = 4
 NOT_SEEN = Finding(SIDE_EFFECTING, "is imported from a module the engine does not read")
 
 
@@ -52,11 +53,33 @@ class ForeignModules:
         note); where it is not seen into, side effecting."""
         if self._read is not None:
             for module, name in _candidates(decorator, index, module_scope, self._where):
-                parsed = self._module(module)
-                definition = _single_def(parsed[1], name) if parsed is not None else None
-                if parsed is not None and definition is not None:
-                    return parsed[0].helper(definition, parsed[1], 0, in_forward=True)
+                found = self._definition(module, name, 0)
+                if found is not None:
+                    facts, scope, definition = found
+                    return facts.helper(definition, scope, 0, in_forward=True)
         return NOT_SEEN
+
+    def _definition(self, module: str, name: str, depth: int) -> tuple[ModuleFacts, Scope, ast.FunctionDef] | None:
+        """The one module-level ``def`` ``name`` is in ``module``, following a re-export
+        (``from .decorators import input_guard`` in a package's ``__init__``)."""
+        parsed = self._module(module)
+        bindings = parsed[1].bindings.get(name, []) if parsed is not None else []
+        if parsed is None or len(bindings) != 1:
+            return None
+        node = bindings[0].node
+        if bindings[0].kind == "def" and isinstance(node, ast.FunctionDef):
+            return parsed[0], parsed[1], node
+        if not isinstance(node, ast.ImportFrom) or depth >= _REEXPORT_DEPTH:
+            return None
+        alias = next(a for a in node.names if (a.asname or a.name) == name)
+        # the module read may be a package's __init__ or a plain module: a relative import
+        # is tried from each (the def must be found where it leads)
+        for where in (Where(module, True), Where(module, False)):
+            base = _absolute(node, where)
+            found = self._definition(base, alias.name, depth + 1) if base else None
+            if found is not None:
+                return found
+        return None
 
     def _module(self, module: str) -> tuple[ModuleFacts, Scope] | None:
         if module not in self._parsed:
@@ -76,13 +99,6 @@ def _parse(read: ReadSource | None, module: str) -> tuple[ModuleFacts, Scope] | 
     if index.root is None:
         return None
     return ModuleFacts(tree, index), index.root
-
-
-def _single_def(scope: Scope, name: str) -> ast.FunctionDef | None:
-    bindings = scope.bindings.get(name, [])
-    if len(bindings) == 1 and bindings[0].kind == "def" and isinstance(bindings[0].node, ast.FunctionDef):
-        return bindings[0].node
-    return None
 
 
 def _candidates(decorator: ast.expr, index: ScopeIndex, module_scope: Scope, where: Where) -> list[tuple[str, str]]:

@@ -24,8 +24,6 @@ Integrate = custom_vjp(
     name="Integrate",
     saved_for_backward_idx=(0,),
     ctx_attrs={1: "steps"},
-    compile_kind="side_effecting",
-    compile_reason="forward writes an item of aug_state",
 )
 
 

@@ -109,6 +109,16 @@ TRACEABLE_BODIES = {
         "outs = []\nfor i in range(3):\n    outs.append(x * i)\nreturn torch.stack(outs).sum(0)",
     ),
     "a dict the body builds": ("d = {}\nd['a'] = x * 2\nreturn d['a']",),
+    # its elements existed before (detached inputs), the list did not (liger-kernel's saves)
+    "appending to a list of outside tensors the body built on each branch": (
+        "if x.dim() > 1:\n    saved = [x.detach(), w]\nelse:\n    saved = list((w,))\n"
+        "saved.append(w.detach())\nreturn x * w + len(saved)",
+        "return g, g",
+        "x, w",
+    ),
+    "an item write into a list of outside tensors it made": (
+        "state = [x, x.clone()]\nstate[1] = state[0] * 2\nreturn state[1]",
+    ),
     "an item write into a tensor it made": ("y = x.clone()\ny[0] = 1.0\nreturn y",),
     "an in-place op on a dirty input": ("ctx.mark_dirty(x)\nx.add_(1)\nx[0] = 2.0\nreturn x",),
     "an in-place write on the incoming gradient": ("return x * 2", "g[g < 0] = 0\nreturn g"),
@@ -188,6 +198,10 @@ SIDE_EFFECTING = {
     "append to a list argument": (
         ("acc.append(x)\nreturn x * 2", "return g, None", "x, acc"),
         "forward appends to argument acc",
+    ),
+    "append to a list that may be an argument": (
+        ("saved = [x]\nif x.dim() > 1:\n    saved = acc\nsaved.append(x)\nreturn x * 2", "return g, None", "x, acc"),
+        "forward appends to saved",
     ),
     "extend a list argument": (
         ("acc += [x]\nreturn x * 2", "return g, None", "x, acc"),

@@ -486,8 +486,6 @@ MORE_GRAPH_BREAKS: dict[str, str] = {
     "record_decorators/CountsBackward": "ctx record",
     "refuse_used_as_class/Counting": "ctx record",
     "node_attributes_record": "ctx record",
-    # the analysis counts a forward writing items of a list it built from an argument as a side effect
-    "non_black_style": "forward side effect",
     # a ctx record that may call mark_dirty: which input it dirties is known only at run time,
     # and the graph node cannot carry a dirty input of the region (the original loses its gradient)
     "record_marks/MaybeInplace": "ctx record that may mark_dirty",

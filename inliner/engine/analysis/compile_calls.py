@@ -306,7 +306,7 @@ def _method(walker, call: ast.Call, receiver: ast.AST, method: str, discarded: b
             walker.note(call, SIDE_EFFECTING, what)
         return
     if method in tables.MUTATING_METHODS:
-        if external:
+        if external and not fresh_container(walker, receiver):
             walker.note(call, SIDE_EFFECTING, f"{tables.MUTATING_METHODS[method]} {walker.where(receiver)}")
         return
     if method in tables.READING_METHODS:
@@ -322,6 +322,35 @@ def _method(walker, call: ast.Call, receiver: ast.AST, method: str, discarded: b
 
 
 # -- what a call returns, what it computes on -----------------------------------------------
+
+
+_FRESH = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+_CONTAINER_TYPES = frozenset({"list", "dict", "set"})
+
+
+def fresh_container(walker, receiver: ast.AST) -> bool:
+    """``receiver`` is a local name every binding of which makes a new list, dict or set
+    (``saved = [x.detach(), w]`` on each branch, then ``saved.append(b)`` or
+    ``saved[1] = b``): writing to it changes only what this body made, whatever the
+    elements are."""
+    if not isinstance(receiver, ast.Name):
+        return False
+    scope = walker.lookup(receiver.id)
+    if scope is None or receiver.id in scope.params:
+        return False
+    values = [value for name, value in scope.bindings if name == receiver.id]
+    return bool(values) and all(_makes_container(walker, value) for value in values)
+
+
+def _makes_container(walker, value: ast.AST | None) -> bool:
+    if isinstance(value, _FRESH):
+        return True
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in _CONTAINER_TYPES
+        and qualified_names(walker, value.func.id) == {f"builtins.{value.func.id}"}
+    )
 
 
 def returns_new_object(walker, call: ast.Call) -> bool:

@@ -32,7 +32,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from inliner.engine.analysis import compile_tables as tables
-from inliner.engine.analysis.compile_calls import HelperRecord, check_call, computes_on_tensor_data, returns_new_object
+from inliner.engine.analysis.compile_calls import (
+    HelperRecord,
+    check_call,
+    computes_on_tensor_data,
+    fresh_container,
+    returns_new_object,
+)
 from inliner.engine.analysis.compile_calls import root_name as _root_name
 from inliner.engine.analysis.compile_calls import text_of as _text
 from inliner.engine.analysis.compile_locals import Local as _Local
@@ -556,7 +562,7 @@ class _Walker(Visitor):
             base = target.value
             if self._is_known_tensor(base):
                 return  # an in-place write into a tensor: torch semantics
-            if self.is_external(base):
+            if self.is_external(base) and not fresh_container(self, base):
                 self.note(target, SIDE_EFFECTING, f"writes an item of {self.where(base)}")
 
     def _check_name_store(self, target: ast.Name) -> None:

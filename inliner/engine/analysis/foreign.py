@@ -11,7 +11,8 @@ whose module cannot be read, or whose binding this does not follow, is not seen 
 Followed: ``from pkg.mod import deco``, ``from .mod import deco`` (relative to the
 module's own package), ``from pkg import mod`` with ``@mod.deco``, ``import pkg.mod`` with
 ``@pkg.mod.deco``, each called or not (a factory ``@deco(...)``), defined by one
-module-level ``def`` in the module it names.
+module-level ``def`` in the module it names or re-exported there by one
+``from ... import`` (a package's ``__init__``), up to four hops.
 """
 
 from __future__ import annotations

@@ -18,9 +18,11 @@ inlines in place of the flat callable runs
   it); any other goes through a second op, ``call_bwd``, whose real body runs ``bwd``
   eagerly on every backward, so its effects happen on every call.
 - Residuals that are not tensors or numbers (None, strings, dtypes, functions, modules,
-  nested tuples' shapes) are kept, at trace time, in a *layout* numbered by an
-  ``assume_constant_result`` function (dynamo guards the objects in it by identity);
-  the op carries only the number.
+  nested tuples' and dicts' shapes, a ctx record's attributes: ``_split_records``) are
+  kept, at trace time, in a *layout* numbered by an ``assume_constant_result`` function
+  (dynamo guards the objects in it by identity); the op carries only the number. An
+  object fwd made in the call has no runtime value to keep there: the call breaks the
+  graph (``_objects_check``).
 - ``call_bwd``'s fake returns a tensor per tensor input, so its None gradients must be
   known statically: the engine emits ``backward_nones`` (positions whose every return is
   a literal None). Without it an opaque backward keeps the call an island.

@@ -233,6 +233,11 @@ def test_side_effecting(body, reason):
 OPAQUE = {
     # a forward's: dynamo traces it as it traced the original's (the split path)
     "print": (("print('forward')\nreturn x * 2",), "forward calls print"),
+    # a backward's raise: traced, it would raise while the forward compiles
+    "a backward that raises": (
+        ("return x * 2", "if g.dim() > 1:\n    raise NotImplementedError('1-d only')\nreturn g * 3"),
+        "backward raises NotImplementedError('1-d only')",
+    ),
     "logging": (("logger.info('f')\nreturn x * 2",), "forward calls logger.info, a method of module-level logger"),
     "a logging function": (("logging.warning('f')\nreturn x * 2",), "forward calls logging.warning"),
     "warnings": (("warnings.warn('f')\nreturn x * 2",), "forward calls warnings.warn"),
@@ -563,6 +568,9 @@ def test_a_forward_with_side_effects_says_nothing_of_its_backward():
         ("LOG.append(1)\nwith torch.no_grad():\n    grads = g, None\n    return grads", None),
         ("LOG.append(1)\nwith torch.no_grad() as grads:\n    pass\nreturn grads", None),
         ("LOG.append(1)\nfor grads in [(g, None)]:\n    pass\nreturn grads", None),
+        # a backward that always raises gives no gradient at all (fla-core's "not implemented")
+        ("LOG.append(1)\nraise NotImplementedError('no backward')", ()),
+        ("LOG.append(1)\nif g.dim() > 1:\n    raise ValueError('2-d')", None),  # falls off the end otherwise
     ],
 )
 def test_backward_nones_are_the_literal_nones_of_every_return(backward, nones):

@@ -423,6 +423,57 @@ def test_a_dict_residual_made_in_forward_crosses_the_op_key_by_key():
     _compiled_matches_eager(body)
 
 
+RAISING = """
+import numpy as np
+import torch
+
+
+class NotImplementedBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return torch.from_numpy(np.sin(x.detach().numpy())) * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        raise NotImplementedError("the backward is not implemented")
+
+
+class PureForward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        return x * w
+
+    @staticmethod
+    def backward(ctx, g):
+        if ctx.needs_input_grad[1]:
+            raise NotImplementedError("no gradient for w")
+        return g * 3, None
+"""
+
+
+@pytest.mark.parametrize("name,w_grad", [("NotImplementedBackward", None), ("PureForward", True)])
+def test_a_backward_that_raises_raises_on_backward_not_when_the_forward_compiles(name, w_grad):
+    """Traced, such a backward would raise while AOTAutograd compiles the forward (it
+    traces the backward then): a forward the original runs would fail. It runs for real
+    on backward instead, and raises there, as the original does."""
+    from tests.support.harness import load_module
+
+    result = flatten(RAISING, path="raising.py")
+    assert name in result.flattened, [d.format() for d in result.diagnostics]
+    for module in (load_module(RAISING, "raising_original"), load_module(result.source, "raising_flat")):
+        fn = getattr(module, name)
+        apply = fn.apply if isinstance(fn, type) else fn
+        torch._dynamo.reset()
+
+        def body(x, w, apply=apply):
+            return apply(x * 1) if w_grad is None else apply(x * 1, w)
+
+        x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=bool(w_grad))
+        out = torch.compile(body, backend="aot_eager")(x, w)  # the forward runs
+        with pytest.raises(NotImplementedError):
+            out.sum().backward()
+
+
 def test_an_opaque_backward_without_known_nones_stays_an_island():
     flat = custom_vjp(logged_fwd, logged_bwd, name="Unknown", compile_kind="opaque", compile_reason="r")
     assert flat.compile_path == "island"

@@ -224,12 +224,15 @@ def static_nones(func: ast.FunctionDef) -> tuple[int, ...] | None:
     """Positions that every ``return`` of ``func`` (not of a nested function) gives as a
     literal None, when every return has one shape: a tuple of the same length (or one
     expression), or the same positions before a starred element of unknown length
-    (``return (None, None, *grads)``: 0 and 1); None when that is not known. Another position may still be None at run time (a name
+    (``return (None, None, *grads)``: 0 and 1); ``()`` for a body that always raises;
+    None when that is not known. Another position may still be None at run time (a name
     bound to None on some path): the runtime checks it where it would matter."""
     nodes = _own_nodes(func)
     returns = [n for n in nodes if isinstance(n, ast.Return)]
     if not returns:
-        return None
+        # no return and a last statement that raises: every call raises (fla-core's
+        # "backward is not implemented"), so no gradient is ever given, None or not
+        return () if func.body and isinstance(func.body[-1], ast.Raise) else None
     shapes: set[tuple[tuple[bool, ...], bool]] = set()
     for node in returns:
         value = node.value
@@ -400,6 +403,8 @@ class _Walker(Visitor):
         self.func = func
         #: a forward's body, or a helper a forward calls: dynamo traces it as the original's forward
         self.in_forward = in_forward or (body is not None and body.role == "forward")
+        #: a backward's own body: AOTAutograd traces it when the forward compiles
+        self.in_backward = body is not None and body.role == "backward"
         #: the ctx record's name here, and whether this body's writes to it are the original's ctx writes
         if body is not None:
             self.record, self.owns_record = body.record, body.record_call is not None
@@ -611,6 +616,14 @@ class _Walker(Visitor):
 
     def visit_Assert(self, node: ast.Assert) -> None:
         self._check_branch(node.test)
+        self.generic_visit(node)
+
+    def visit_Raise(self, node: ast.Raise) -> None:
+        """A backward that raises must raise when backward runs: traced, it would raise
+        while the forward compiles (AOTAutograd traces the backward then), failing a
+        forward the original ran (fla-core's "backward is not implemented")."""
+        if self.in_backward:
+            self.note(node, OPAQUE, f"raises {_text(node.exc) if node.exc is not None else 'again'}")
         self.generic_visit(node)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:

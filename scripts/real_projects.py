@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
+import inspect
 import json
 import os
 import shutil
@@ -155,7 +156,9 @@ def _rewrite(tree: Path, package: str) -> str:
 
 
 def _strings(source: str) -> tuple[set[str], collections.Counter[str]]:
-    """Values of the string statements in a module, and of those that are not a docstring."""
+    """Values of the string statements in a module (as ``inspect.cleandoc`` gives them, what
+    ``help()`` shows: a docstring moved to another indentation keeps that value, as
+    docs/flattening.md promises), and of those that are not a docstring."""
     values: set[str] = set()
     loose: collections.Counter[str] = collections.Counter()
     for node in ast.walk(ast.parse(source)):
@@ -166,8 +169,9 @@ def _strings(source: str) -> tuple[set[str], collections.Counter[str]]:
         for index, statement in enumerate(body):
             if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
                 if isinstance(statement.value.value, str):
-                    values.add(statement.value.value)
-                    loose[statement.value.value] += index > 0 or not documented
+                    value = inspect.cleandoc(statement.value.value)
+                    values.add(value)
+                    loose[value] += index > 0 or not documented
     return values, loose
 
 

@@ -34,17 +34,20 @@ def diagonalization_fwd(x):
 '''
 
 
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("real_projects_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    sys.path.insert(0, str(SCRIPT.parent))  # it imports census.py, beside it
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    return module
+    for helper in ("compile_paths", "census"):  # it imports census.py (which imports compile_paths.py) by name
+        if helper not in sys.modules:
+            _load(helper, SCRIPT.parent / f"{helper}.py")
+    return _load("real_projects_script", SCRIPT)
 
 
 def _changes(script, tmp_path: Path, before: str, after: str) -> list[str]:

@@ -19,6 +19,8 @@ import importlib.util
 import os
 from pathlib import Path
 
+from inliner.subclassed import package_root
+
 
 class ProjectSources:
     """``flatten(..., sources=ProjectSources(root))``: a module's source by its dotted name."""
@@ -33,11 +35,9 @@ class ProjectSources:
         """The reader for the file ``path`` of module ``module`` (None without a module)."""
         if not module:
             return None
-        directory = Path(path).resolve().parent
-        levels = module.count(".") + (1 if Path(path).stem == "__init__" else 0)
-        for _ in range(levels):
-            directory = directory.parent
-        return cls(str(directory))
+        file = Path(path).resolve()
+        package = package_root(file, module)  # where ``import pkg`` resolves from: its parent
+        return cls(str(package[0].parent if package is not None else file.parent))
 
     def __call__(self, module: str) -> str | None:
         parts = module.split(".")

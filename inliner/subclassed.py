@@ -396,7 +396,7 @@ def _bindings(tree: ast.Module, module: str, is_package: bool) -> tuple[dict[str
                 head = alias.name.partition(".")[0]
                 bind(alias.asname or head, alias.name if alias.asname else head)
         elif isinstance(node, ast.ImportFrom):
-            source = _absolute(node, package)
+            source = absolute_module(node, package)
             for alias in node.names if source is not None else ():
                 if alias.name == "*":
                     stars.append(str(source))
@@ -446,8 +446,9 @@ def _target_names(target: ast.expr) -> list[str]:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
 
-def _absolute(node: ast.ImportFrom, package: str) -> str | None:
-    """The module ``from ... import`` reads, absolute; None when it climbs above the tree."""
+def absolute_module(node: ast.ImportFrom, package: str) -> str | None:
+    """The module ``from ... import`` reads, absolute, from a module of ``package`` ("" for
+    a top-level module); None when it climbs above the tree."""
     if not node.level:
         return node.module
     parts = package.split(".") if package else []

@@ -169,14 +169,13 @@ def _engine_options(source_path: str, fullname: str) -> tuple[dict, str | None]:
         subclassed = subclassed_for(source_path, fullname) or None
     except Exception as exc:
         raise _PackageUnread(f"inliner could not read this module's package ({type(exc).__name__}: {exc})") from exc
+    found = {"module": fullname, "subclassed": subclassed, "sources": ProjectSources.of_file(source_path, fullname)}
     try:
         options = engine_options(source_path)
     except ValueError as exc:
-        told = {"module": fullname, "compile_overrides": None, "line_length": find_line_length(source_path)}
-        sources = ProjectSources.of_file(source_path, fullname)
-        return {**told, "subclassed": subclassed, "sources": sources}, f"{exc}; ignored"
-    sources = ProjectSources.of_file(source_path, fullname)
-    return {**options, "module": fullname, "subclassed": subclassed, "sources": sources}, None
+        told = {"compile_overrides": None, "line_length": find_line_length(source_path)}
+        return {**told, **found}, f"{exc}; ignored"
+    return {**options, **found}, None
 
 
 def _settings(options: dict) -> bytes:

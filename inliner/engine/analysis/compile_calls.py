@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from inliner.engine.analysis import compile_tables as tables
@@ -333,13 +334,19 @@ def fresh_container(walker, receiver: ast.AST) -> bool:
     (``saved = [x.detach(), w]`` on each branch, then ``saved.append(b)`` or
     ``saved[1] = b``): writing to it changes only what this body made, whatever the
     elements are."""
-    if not isinstance(receiver, ast.Name):
+    return every_binding(walker, receiver, lambda value: _makes_container(walker, value))
+
+
+def every_binding(walker, expr: ast.AST, holds: Callable[[ast.AST | None], bool]) -> bool:
+    """``expr`` is a local name of the walked body (not a parameter) bound at least once,
+    and every value bound to it ``holds``."""
+    if not isinstance(expr, ast.Name):
         return False
-    scope = walker.lookup(receiver.id)
-    if scope is None or receiver.id in scope.params:
+    scope = walker.lookup(expr.id)
+    if scope is None or expr.id in scope.params:
         return False
-    values = [value for name, value in scope.bindings if name == receiver.id]
-    return bool(values) and all(_makes_container(walker, value) for value in values)
+    values = [value for name, value in scope.bindings if name == expr.id]
+    return bool(values) and all(holds(value) for value in values)
 
 
 def _makes_container(walker, value: ast.AST | None) -> bool:

@@ -36,6 +36,7 @@ from inliner.engine.analysis.compile_calls import (
     HelperRecord,
     check_call,
     computes_on_tensor_data,
+    every_binding,
     fresh_container,
     returns_new_object,
 )
@@ -660,13 +661,7 @@ class _Walker(Visitor):
         ``ctx = device_ctx(i) if t is not None else nullcontext()``: entering it is
         entering what those calls made, which are checked where they are made, as
         ``with device_ctx(i):`` is."""
-        if not isinstance(expr, ast.Name):
-            return False
-        scope = self.lookup(expr.id)
-        if scope is None or expr.id in scope.params:
-            return False
-        values = [value for name, value in scope.bindings if name == expr.id]
-        return bool(values) and all(_is_call_choice(value) for value in values)
+        return every_binding(self, expr, _is_call_choice)
 
     visit_AsyncWith = visit_With
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from inliner.engine.analysis.compile_kind import Finding, ModuleFacts
 from inliner.engine.analysis.compile_tables import SIDE_EFFECTING
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.subclassed import absolute_module
 
 #: A module's source by its dotted name (None: not readable, or not part of the project).
 ReadSource = Callable[[str], "str | None"]
@@ -127,14 +128,8 @@ def _candidates(decorator: ast.expr, index: ScopeIndex, module_scope: Scope, whe
 
 
 def _absolute(node: ast.ImportFrom, where: Where) -> str | None:
-    """The module a ``from ... import`` reads from, relative imports resolved."""
-    if not node.level:
-        return node.module
-    if where.module is None:
+    """The module a ``from ... import`` in ``where`` reads from, relative imports resolved."""
+    if node.level and where.module is None:
         return None
-    parts = where.module.split(".")
-    package = parts if where.is_package else parts[:-1]
-    if node.level - 1 > len(package) or (node.level - 1 == len(package) and not node.module):
-        return None
-    base = package[: len(package) - (node.level - 1)]
-    return ".".join([*base, *([node.module] if node.module else [])]) or None
+    package = (where.module if where.is_package else where.module.rpartition(".")[0]) if where.module else ""
+    return absolute_module(node, package)

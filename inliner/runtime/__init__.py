@@ -231,7 +231,19 @@ custom_vjp._torchdynamo_disable_msg = (  # type: ignore[attr-defined]
 )
 
 
-def _bind(
+def _bind(backward_name: str, **fields: Any) -> Callable:
+    """``custom_vjp``'s work: the spec, the flat callable, its registrations."""
+    spec = _spec(**fields)
+    spec = dataclasses.replace(spec, decorated=_decorations(spec, backward_name))
+    made = _callables(spec)
+    node = _graph_node(made.flat)
+    _describe(spec, made, node)
+    _register_with_dynamo(_DynamoEntry(spec, made.flat, node, made.public, made.untraced, made.dispatch))
+    _register_with_thunder((made.flat, node, made.public), spec)
+    return made.public
+
+
+def _spec(
     fwd: Callable,
     bwd: Callable,
     name: str,
@@ -244,7 +256,6 @@ def _bind(
     fill_defaults: bool,
     forward_decorators: Sequence[Callable],
     backward_decorators: Sequence[Callable],
-    backward_name: str,
     bwd_needs_input_grad: bool,
     bwd_reads_saved: bool,
     saved_on_demand: bool,
@@ -261,8 +272,8 @@ def _bind(
     backward_reason: str | None,
     backward_nones: Sequence[int] | None,
     split_decorators: bool,
-) -> Callable:
-    """``custom_vjp``'s work: the spec, the flat callable, its registrations."""
+) -> Spec:
+    """The keywords ``custom_vjp`` was given, checked, as the ``Spec`` its carriers read."""
     check_indices(
         name,
         saved_for_backward_idx=saved_for_backward_idx,
@@ -276,7 +287,7 @@ def _bind(
         raise TypeError(
             f"custom_vjp {name}: a setup_context-style forward (fill_defaults=True) takes no ctx to decorate"
         )
-    spec = Spec(
+    return Spec(
         fwd=fwd,
         bwd=bwd,
         name=name,
@@ -307,13 +318,6 @@ def _bind(
         backward_nones=None if backward_nones is None else frozenset(backward_nones),
         split_decorators=split_decorators,
     )
-    spec = dataclasses.replace(spec, decorated=_decorations(spec, backward_name))
-    made = _callables(spec)
-    node = _graph_node(made.flat)
-    _describe(spec, made, node)
-    _register_with_dynamo(_DynamoEntry(spec, made.flat, node, made.public, made.untraced, made.dispatch))
-    _register_with_thunder((made.flat, node, made.public), spec)
-    return made.public
 
 
 def _decorations(spec: Spec, backward_name: str) -> Decorated | None:

@@ -112,6 +112,15 @@ def test_each_decorator_is_recorded_with_its_kind(prelude, forward, backward, ex
     assert _kinds(HEAD + prelude + _function(forward, backward), lowered) == expected
 
 
+def test_an_alias_bound_in_each_branch_to_torch_s_decorator_is_an_alias(lowered):
+    """megatron-core picks its ``custom_fwd`` by torch version: each binding is torch's."""
+    prelude = (
+        "if flag:\n    cf = functools.partial(torch.amp.custom_fwd, device_type='cuda')\n"
+        "else:\n    cf = torch.cuda.amp.custom_fwd\n"
+    )
+    assert _kinds(HEAD + prelude + _function("@cf"), lowered) == [("forward", "alias", "torch.amp.custom_fwd", False)]
+
+
 def test_an_alias_bound_twice_is_only_a_wrapper(lowered):
     """``custom_fwd`` rebound somewhere: it may not be torch's, so it is not called known."""
     prelude = "cf = torch.cuda.amp.custom_fwd\nif flag:\n    cf = functools.lru_cache\n"

@@ -141,3 +141,56 @@ def test_each_module_is_read_once_per_flattening():
     result = flatten(source, path="pkg/ops/fn.py", module="pkg.ops.fn", sources=read)
     assert result.flattened == ("Fn", "Other")
     assert asked == ["pkg.utils"]
+
+
+AMP = """\
+import functools
+
+import torch
+
+from pkg.env import check_version
+
+device = "cuda"
+device_torch_lib = getattr(torch, device)
+
+if check_version("2.4"):
+    autocast_custom_fwd = functools.partial(torch.amp.custom_fwd, device_type=device)
+else:
+    autocast_custom_fwd = device_torch_lib.amp.custom_fwd
+
+if check_version("2.4"):
+    from torch.amp import custom_fwd
+else:
+    from torch.cuda.amp import custom_fwd
+
+mixed = torch.amp.custom_fwd
+if check_version("2.4"):
+    mixed = torch.amp.custom_bwd
+
+maybe = torch.amp.custom_fwd
+if check_version("2.4"):
+    maybe = functools.lru_cache
+
+rebound = torch.amp.custom_fwd
+
+
+def rebind():
+    global rebound
+    rebound = functools.lru_cache
+"""
+
+
+@pytest.mark.parametrize("name", ["autocast_custom_fwd", "custom_fwd"])
+def test_a_name_bound_only_to_torch_s_amp_decorators_in_each_branch_takes_the_split_path(name):
+    """fla's ``autocast_custom_fwd``: which branch ran is not known, but each makes it
+    torch's ``custom_fwd``, which dynamo traces around fwd as around the original's forward."""
+    sources = {"pkg.utils": AMP, "pkg": "from .utils import autocast_custom_fwd\n"}
+    assert _kind(f"from pkg.utils import {name}", name, sources=sources) == ("opaque", True)
+    assert _kind("from pkg import autocast_custom_fwd", "autocast_custom_fwd", sources=sources) == ("opaque", True)
+
+
+@pytest.mark.parametrize("name", ["mixed", "maybe", "rebound"])
+def test_a_name_that_may_be_something_else_keeps_the_island(name):
+    """Bound to custom_fwd in one branch and custom_bwd in the other, to a function that is
+    not torch's, or rebound by a function through ``global``."""
+    assert _kind(f"from pkg.utils import {name}", name, sources={"pkg.utils": AMP}) == ("side_effecting", False)

@@ -72,6 +72,17 @@ def input_guard(fn):
             return fn(*contiguous_args, **kwargs)
 
     return wrapper
+
+
+# fla's: torch's AMP decorators, chosen at import time by torch version and device
+if hasattr(torch.amp, "custom_fwd"):
+    device = "cpu"
+    autocast_custom_fwd = functools.partial(torch.amp.custom_fwd, device_type=device)
+    autocast_custom_bwd = functools.partial(torch.amp.custom_bwd, device_type=device)
+else:
+    device_torch_lib = getattr(torch, "cuda")
+    autocast_custom_fwd = device_torch_lib.amp.custom_fwd
+    autocast_custom_bwd = device_torch_lib.amp.custom_bwd
 """
 
 #: the support module the cases import their decorator from (what real code does); the
@@ -108,6 +119,9 @@ _OPT_IN = "  # inliner: compile=opaque"
 CASES = {
     "ensure_contiguous": dict(name="ensure_contiguous", forward="ensure_contiguous", backward="ensure_contiguous"),
     "input_guard": dict(name="input_guard", forward="input_guard", backward="input_guard"),
+    "imported AMP aliases chosen at import time": dict(
+        name="autocast_custom_fwd, autocast_custom_bwd", forward="autocast_custom_fwd", backward="autocast_custom_bwd"
+    ),
     "custom_fwd(cast_inputs)/custom_bwd": dict(
         name="ensure_contiguous",
         forward='torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float64)',

@@ -12,7 +12,8 @@ Followed: ``from pkg.mod import deco``, ``from .mod import deco`` (relative to t
 module's own package), ``from pkg import mod`` with ``@mod.deco``, ``import pkg.mod`` with
 ``@pkg.mod.deco``, each called or not (a factory ``@deco(...)``), defined by one
 module-level ``def`` in the module it names or re-exported there by one
-``from ... import`` (a package's ``__init__``), up to four hops.
+``from ... import`` (a package's ``__init__``), up to four hops. A name bound there only to
+torch's own AMP decorators (``torch_decorators``) is one of them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from inliner.engine.analysis.compile_kind import Finding, ModuleFacts
 from inliner.engine.analysis.compile_tables import SIDE_EFFECTING
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.analysis.torch_decorators import bound_torch_decorator
 from inliner.subclassed import absolute_module
 
 #: A module's source by its dotted name (None: not readable, or not part of the project).
@@ -31,6 +33,9 @@ ReadSource = Callable[[str], "str | None"]
 
 
 _REEXPORT_DEPTH = 4
+#: what ``_definition`` finds for a name bound only to torch's own decorators
+TORCH_DECORATOR = "torch decorator"
+Definition = tuple[ModuleFacts, Scope, ast.FunctionDef]
 NOT_SEEN = Finding(SIDE_EFFECTING, "is imported from a module the engine does not read")
 
 
@@ -56,19 +61,26 @@ class ForeignModules:
         if self._read is not None:
             for module, name in _candidates(decorator, index, module_scope, self._where):
                 found = self._definition(module, name, 0)
-                if found is not None:
+                if found == TORCH_DECORATOR:
+                    return None
+                if isinstance(found, tuple):
                     facts, scope, definition = found
                     return facts.helper(definition, scope, 0, in_forward=True)
         return NOT_SEEN
 
-    def _definition(self, module: str, name: str, depth: int) -> tuple[ModuleFacts, Scope, ast.FunctionDef] | None:
+    def _definition(self, module: str, name: str, depth: int) -> Definition | str | None:
         """The one module-level ``def`` ``name`` is in ``module``, following a re-export
-        (``from .decorators import input_guard`` in a package's ``__init__``)."""
+        (``from .decorators import input_guard`` in a package's ``__init__``), or
+        ``TORCH_DECORATOR``: every binding there is one of torch's (``torch_decorators``)."""
         parsed = self._module(module)
         bindings = parsed[1].bindings.get(name, []) if parsed is not None else []
-        if parsed is None or len(bindings) != 1:
+        if parsed is None or not bindings:
             return None
+        if bound_torch_decorator(name, parsed[0].index, parsed[1]) is not None:
+            return TORCH_DECORATOR
         node = bindings[0].node
+        if len(bindings) != 1:
+            return None
         if bindings[0].kind == "def" and isinstance(node, ast.FunctionDef):
             return parsed[0], parsed[1], node
         if not isinstance(node, ast.ImportFrom) or depth >= _REEXPORT_DEPTH:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from inliner.engine.analysis.scopes import Binding, Scope, ScopeIndex
+from inliner.engine.analysis.torch_decorators import KNOWN, ast_dotted, bound_torch_decorator, common_torch_name
 from inliner.engine.codes import Code
 from inliner.engine.docstrings import without_docstring
 from inliner.engine.model import Refuse
@@ -47,10 +48,9 @@ from inliner.engine.walk import walk
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
-_KNOWN = {"custom_fwd", "custom_bwd", "once_differentiable"}
 _CONTEXTS = {"no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "autocast"}
 _COMPILE = {"torch.compile", "torch.compiler.disable", "torch._dynamo.disable", "torch._dynamo.optimize"}
-_PURE_FACTORIES = _KNOWN | _CONTEXTS | {"compile", "disable"}
+_PURE_FACTORIES = KNOWN | _CONTEXTS | {"compile", "disable"}
 CLASS_SCOPE_NAMES = {"forward", "backward", "vjp", "setup_context", "vmap", "jvp", "generate_vmap_rule"}
 
 
@@ -147,19 +147,19 @@ class DecoratorReader:
         target = expr.func if isinstance(expr, cst.Call) else expr
         qnames = self.qualified(target)
         head = (dotted(target) or "").split(".")[0]
-        known = _common_torch_name(qnames)
+        known = common_torch_name(qnames)
         if known is not None:
             leaf = known.rsplit(".", 1)[-1]
             via_alias = bool(head) and self._is_alias(head)
-            if leaf in _KNOWN:
+            if leaf in KNOWN:
                 return DecoratorUse(member, expr, "alias" if via_alias else "known", known)
             if known in _COMPILE:
                 return DecoratorUse(member, expr, "compile", known)
             if leaf in _CONTEXTS:
                 return DecoratorUse(member, expr, "context", known)
-        partial = self._partial_alias(head, target)
-        if partial is not None:
-            return DecoratorUse(member, expr, "alias", partial)
+        bound = self._bound_torch_decorator(head, target)
+        if bound is not None:
+            return DecoratorUse(member, expr, "alias", bound)
         definition = self._definition(head, target)
         name = next(iter(qnames)) if len(qnames) == 1 else "<local>"
         through = definition is not None and pass_through(
@@ -171,39 +171,12 @@ class DecoratorReader:
         found = self._single_binding(head)
         return found is not None and found[0].kind == "alias"
 
-    def _partial_alias(self, head: str, target: cst.BaseExpression) -> str | None:
-        """``name = functools.partial(<known torch decorator>, <keywords>)`` in this module."""
-        if not isinstance(target, cst.Name):
-            return None
-        assign = self._assignment(head)
-        if assign is None:
-            return None
-        call = assign.value
-        if not (isinstance(call, ast.Call) and len(call.args) == 1):
-            return None
-        scope = self.index.lookup(head, self.scope)
-        callee = ast_dotted(call.func)
-        inner = ast_dotted(call.args[0])
-        if scope is None or callee is None or inner is None:
-            return None
-        if self.index.qualify(callee, scope) != {"functools.partial"}:
-            return None
-        known = _common_torch_name(self.index.qualify(inner, scope))
-        if known is None or known.rsplit(".", 1)[-1] not in _KNOWN:
-            return None
-        if not all(k.arg is not None and _is_constant_like(k.value) for k in call.keywords):
-            return None
-        return known
-
-    def _assignment(self, head: str) -> ast.Assign | None:
-        found = self._single_binding(head)
-        if found is None or found[0].kind != "other" or not isinstance(found[0].node, ast.Name):
-            return None
-        target = found[0].node
-        for node in ast.walk(found[1].node):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and node.targets[0] is target:
-                return node
-        return None
+    def _bound_torch_decorator(self, head: str, target: cst.BaseExpression) -> str | None:
+        """A name of this module every binding of which is one of torch's decorators
+        (``custom_fwd = functools.partial(torch.amp.custom_fwd, device_type="cuda")``,
+        in each branch of an ``if``)."""
+        scope = self.index.lookup(head, self.scope) if isinstance(target, cst.Name) else None
+        return bound_torch_decorator(head, self.index, scope) if scope is not None else None
 
     def _definition(self, head: str, target: cst.BaseExpression) -> ast.FunctionDef | None:
         if not isinstance(target, cst.Name):
@@ -312,7 +285,7 @@ def _pure(expr: cst.BaseExpression, qualified: QualifiedNames) -> bool:
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
         return _pure(expr.left, qualified) and _pure(expr.right, qualified)  # `Tensor | None`
     if isinstance(expr, cst.Call):
-        known = _common_torch_name(qualified(expr.func))
+        known = common_torch_name(qualified(expr.func))
         return (
             known is not None
             and known.rsplit(".", 1)[-1] in _PURE_FACTORIES
@@ -469,28 +442,6 @@ class _PureCheck:
 
 
 # -- small helpers --------------------------------------------------------------------
-
-
-def ast_dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = ast_dotted(node.value)
-        return None if head is None else f"{head}.{node.attr}"
-    return None
-
-
-def _common_torch_name(qnames: set[str]) -> str | None:
-    """The one torch name every binding of a decorator resolves to, if there is one."""
-    if len(qnames) == 1:
-        (name,) = qnames
-        if name.startswith("torch."):
-            return name
-    return None
-
-
-def _is_constant_like(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) or ast_dotted(node) is not None
 
 
 def _returns_name(stmt: ast.stmt, name: str) -> bool:

@@ -1,0 +1,129 @@
+"""Names a module binds to one of torch's ctx-aware decorators, however it binds them.
+
+Projects pick an AMP decorator by torch version or device at import time and give it a
+name of their own, in the module that uses it or in a utilities module it imports from:
+
+    if check_pytorch_version("2.4"):
+        autocast_custom_fwd = functools.partial(torch.amp.custom_fwd, device_type=device)
+    else:
+        autocast_custom_fwd = getattr(torch, device).amp.custom_fwd
+
+Which branch ran is not known statically, but when every binding of the name is one of
+torch's decorators of the same kind, the decorator is that kind whichever branch ran.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from inliner.engine.analysis.scopes import Binding, Scope, ScopeIndex
+
+#: torch's decorators that wrap a Function's forward or backward and see its ctx
+KNOWN = frozenset({"custom_fwd", "custom_bwd", "once_differentiable"})
+
+
+def bound_torch_decorator(name: str, index: ScopeIndex, scope: Scope) -> str | None:
+    """The torch decorator every binding of ``name`` in ``scope`` gives it (the first
+    binding's, when they agree on its kind), or None: a binding is anything else, a
+    function rebinds the name through ``global``, or a star import may."""
+    bindings = scope.bindings.get(name, [])
+    if not bindings or _rebound_elsewhere(name, scope):
+        return None
+    found = [_binding_value(binding, index, scope) for binding in bindings]
+    names = [f for f in found if f is not None]
+    if len(names) != len(found) or len({leaf(f) for f in names}) != 1:
+        return None
+    return names[0]
+
+
+def common_torch_name(qnames: set[str]) -> str | None:
+    """The one torch name every binding of a name resolves to, if there is one."""
+    if len(qnames) == 1:
+        (name,) = qnames
+        if name.startswith("torch."):
+            return name
+    return None
+
+
+def leaf(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def ast_dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = ast_dotted(node.value)
+        return None if head is None else f"{head}.{node.attr}"
+    return None
+
+
+def partial_of_known(call: ast.expr, index: ScopeIndex, scope: Scope) -> str | None:
+    """``functools.partial(<torch decorator>, <constant keywords>)``: that decorator."""
+    if not (isinstance(call, ast.Call) and len(call.args) == 1):
+        return None
+    callee, inner = ast_dotted(call.func), ast_dotted(call.args[0])
+    if callee is None or inner is None or index.qualify(callee, scope) != {"functools.partial"}:
+        return None
+    if not all(k.arg is not None and _is_constant_like(k.value) for k in call.keywords):
+        return None
+    return _known(index.qualify(inner, scope))
+
+
+def assigned_value(scope: Scope, target: ast.Name) -> ast.expr | None:
+    """The value of the single-target ``target = value`` that binds ``target``."""
+    for node in ast.walk(scope.node):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and node.targets[0] is target:
+            return node.value
+    return None
+
+
+def _binding_value(binding: Binding, index: ScopeIndex, scope: Scope) -> str | None:
+    if binding.kind == "import" and binding.qualified:
+        return _known({binding.qualified})
+    if binding.kind == "alias" and binding.qualified:
+        return _known(index.qualify(binding.qualified, scope)) or _attribute_of_device_module(
+            binding.qualified, index, scope
+        )
+    if binding.kind == "other" and isinstance(binding.node, ast.Name):
+        value = assigned_value(scope, binding.node)
+        return partial_of_known(value, index, scope) if value is not None else None
+    return None
+
+
+def _attribute_of_device_module(dotted: str, index: ScopeIndex, scope: Scope) -> str | None:
+    """``lib.amp.custom_fwd`` where every binding of ``lib`` is ``getattr(torch, <device>)``."""
+    head, _, rest = dotted.partition(".")
+    bindings = scope.bindings.get(head, [])
+    if not rest or not bindings or _rebound_elsewhere(head, scope):
+        return None
+    for binding in bindings:
+        value = assigned_value(scope, binding.node) if isinstance(binding.node, ast.Name) else None
+        if not (
+            binding.kind == "other"
+            and isinstance(value, ast.Call)
+            and ast_dotted(value.func) == "getattr"
+            and index.qualify("getattr", scope) == {"builtins.getattr"}
+            and len(value.args) == 2
+            and not value.keywords
+            and ast_dotted(value.args[0]) is not None
+            and index.qualify(ast_dotted(value.args[0]) or "", scope) == {"torch"}
+        ):
+            return None
+    return _known({f"torch.<device>.{rest}"})
+
+
+def _known(qnames: set[str]) -> str | None:
+    name = common_torch_name(qnames)
+    return name if name is not None and leaf(name) in KNOWN else None
+
+
+def _rebound_elsewhere(name: str, scope: Scope) -> bool:
+    """A ``global name`` in a function, or a star import: bindings this scope does not list."""
+    if scope.bindings.get("*"):
+        return True
+    return any(isinstance(node, ast.Global) and name in node.names for node in ast.walk(scope.node))
+
+
+def _is_constant_like(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) or ast_dotted(node) is not None

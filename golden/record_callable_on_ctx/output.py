@@ -33,6 +33,7 @@ Activation = custom_vjp(
     backward_kind="side_effecting",
     backward_reason="backward calls state.derivative, a method of state (stored on ctx)",
     backward_nones=(1,),
+    record_read_only=True,
 )
 
 
@@ -64,6 +65,7 @@ Recompute = custom_vjp(
     backward_kind="side_effecting",
     backward_reason="backward calls state.run, a method of state (stored on ctx)",
     backward_nones=(),
+    record_read_only=True,
 )
 
 

@@ -104,6 +104,8 @@ def _backward_kind_keywords(spec: VJPSpec) -> list[tuple[str, cst.BaseExpression
         keywords.append(("backward_nones", _int_tuple(spec.backward_nones)))
     if spec.split_decorators and not (spec.compile_kind == "traceable" and spec.backward_kind == "traceable"):
         keywords.append(("split_decorators", cst.Name("True")))
+    if spec.ctx_record and spec.backward_kind == "side_effecting" and not spec.backward_writes_ctx:
+        keywords.append(("record_read_only", cst.Name("True")))
     return keywords
 
 

@@ -200,6 +200,7 @@ def custom_vjp(
     backward_reason: str | None = None,
     backward_nones: Sequence[int] | None = None,
     split_decorators: bool = False,
+    record_read_only: bool = False,
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
@@ -272,6 +273,7 @@ def _spec(
     backward_reason: str | None,
     backward_nones: Sequence[int] | None,
     split_decorators: bool,
+    record_read_only: bool,
 ) -> Spec:
     """The keywords ``custom_vjp`` was given, checked, as the ``Spec`` its carriers read."""
     check_indices(
@@ -317,6 +319,7 @@ def _spec(
         backward_reason=backward_reason if backward_kind else compile_reason,
         backward_nones=None if backward_nones is None else frozenset(backward_nones),
         split_decorators=split_decorators,
+        record_read_only=record_read_only,
     )
 
 

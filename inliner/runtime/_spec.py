@@ -91,6 +91,10 @@ class Spec:
     # (dynamo traces them around fwd, as it traced them around the original's forward);
     # rewritten code from before that keeps a decorated Function an island
     split_decorators: bool = False
+    # record_read_only: the engine proved that bwd sets and deletes no attribute of the
+    # record (it may call into objects stored on it, which a record rebuilt for each
+    # compiled backward holds as well); rewritten code from before that keeps an island
+    record_read_only: bool = False
     decorated: Decorated | None = None  # the decorated trampolines, if there are decorators
 
     @property

@@ -40,6 +40,7 @@ Function and why (``inliner.runtime.CompileFallbackWarning``).
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import itertools
@@ -86,7 +87,7 @@ def refusal(spec: Any) -> str | None:
         return "its backward takes unmaterialized (None) gradients (set_materialize_grads(False))"
     if spec.jvp is not None:
         return "it has a forward-mode rule (jvp)"
-    if spec.record and spec.backward_kind == "side_effecting":
+    if spec.record and spec.backward_kind == "side_effecting" and not spec.record_read_only:
         return "its ctx is kept as a record its backward may write to (each compiled backward gets a new one)"
     if spec.decorated is not None and not spec.split_decorators:
         return "decorators are replayed around its forward or backward"
@@ -404,12 +405,63 @@ def _residuals(key: int, saved: list, numbers: list) -> tuple[tuple, tuple]:
     return tuple(residuals), ctx_attrs
 
 
-def _run_bwd(key: int, grads: list, saved: list, numbers: list) -> list:
-    """``bwd``'s gradients for the call's tensor inputs, in order (None where it gave None)."""
+def _run_bwd(key: int, grads: list, saved: list, numbers: list, check_kept: bool = False) -> list:
+    """``bwd``'s gradients for the call's tensor inputs, in order (None where it gave None);
+    ``check_kept``: raise if it changed a list or dict among its residuals."""
     entry = _LAYOUTS[key]
     it = iter(grads)
     all_grads = [next(it) if is_tensor else None for is_tensor in entry.outputs]
     residuals, ctx_attrs = _residuals(key, saved, numbers)
+    spec = entry.spec
+    kept = _kept_containers(residuals, []) if check_kept else []
+    result = _call_bwd_body(entry, residuals, ctx_attrs, all_grads)
+    _check_kept(spec.name, kept)
+    result = result if isinstance(result, tuple) else (result,)
+    return [result[p] if p < len(result) else None for p, tensor in enumerate(entry.arguments) if tensor]
+
+
+def _kept_containers(value: Any, found: list) -> list:
+    """The lists and dicts among bwd's residuals (a record's attributes included), each
+    with a shallow copy: the split path rebuilds them for each backward, so a change bwd
+    makes to one would not reach the next backward or the object forward kept."""
+    if type(value) is list or type(value) is dict:
+        found.append((value, copy.copy(value)))
+    children: Any = ()
+    if type(value) is dict:
+        children = value.values()
+    elif type(value) is list or type(value) is tuple:
+        children = value
+    elif type(value) is Record:
+        children = vars(value).values()
+    for child in children:
+        _kept_containers(child, found)
+    return found
+
+
+def _check_kept(name: str, kept: list) -> None:
+    """The engine keeps a backward that changes its residuals eager; this catches a change
+    it cannot see (a helper or an extension given the list), loudly rather than lost."""
+    for now, before in kept:
+        if not _unchanged(now, before):
+            kind = type(now).__name__
+            raise RuntimeError(
+                f"inliner: {name}'s backward changed a {kind} its forward kept for it. Under torch.compile "
+                f"that {kind} is rebuilt for each backward, so the change would be lost to the next backward "
+                "and to whoever else holds it. Mark the Function `# inliner: compile=side_effecting` to keep "
+                "it eager"
+            )
+
+
+def _unchanged(now: Any, before: Any) -> bool:
+    """The same length and the same objects in it (a dict: under the same keys, in order)."""
+    if len(now) != len(before):
+        return False
+    if type(now) is dict:
+        return list(now) == list(before) and all(now[k] is before[k] for k in before)
+    return all(a is b for a, b in zip(now, before))
+
+
+def _call_bwd_body(entry: _Layout, residuals: tuple, ctx_attrs: tuple, all_grads: list) -> Any:
     spec = entry.spec
     if spec.decorated is not None:  # bwd behind the original's backward decorators
         ctx = _CtxStandIn()
@@ -418,13 +470,10 @@ def _run_bwd(key: int, grads: list, saved: list, numbers: list) -> list:
         ctx._inliner_residuals = residuals
         ctx._inliner_needs_input_grad = entry.needs_input_grad
         ctx.needs_input_grad = entry.needs_input_grad
-        result = spec.decorated.backward(ctx, *all_grads)
-    elif spec.bwd_needs_input_grad:
-        result = spec.bwd(residuals, *all_grads, needs_input_grad=entry.needs_input_grad)
-    else:
-        result = spec.bwd(residuals, *all_grads)
-    result = result if isinstance(result, tuple) else (result,)
-    return [result[p] if p < len(result) else None for p, tensor in enumerate(entry.arguments) if tensor]
+        return spec.decorated.backward(ctx, *all_grads)
+    if spec.bwd_needs_input_grad:
+        return spec.bwd(residuals, *all_grads, needs_input_grad=entry.needs_input_grad)
+    return spec.bwd(residuals, *all_grads)
 
 
 def _standin_backward(spec: Any) -> Callable:
@@ -467,12 +516,31 @@ def call_bwd(
 ) -> list[Tensor]:
     """An opaque ``bwd``, run for real on every backward: a gradient per tensor input (an
     empty placeholder where nobody reads it: the caller gives None there)."""
-    gradients = _run_bwd(key, grads, saved, numbers)
+    with _autograd_available():
+        gradients = _run_bwd(key, grads, saved, numbers, check_kept=True)
+    gradients = [g.detach() if isinstance(g, Tensor) else g for g in gradients]
     _check_nones(key, gradients)
     storages = {t.untyped_storage().data_ptr() for t in (*grads, *ins, *saved)}
     return [
         i.new_empty(0) if drop else _as_gradient(g, i, storages) for g, i, drop in zip(gradients, ins, _dropped(key))
     ]
+
+
+_AUTOGRAD_KEYS = (
+    torch._C.DispatchKey.AutogradFunctionality,
+    torch._C.DispatchKey.AutogradOther,
+    torch._C.DispatchKey.AutogradNestedTensor,
+)
+
+
+def _autograd_available() -> Any:
+    """The dispatcher runs an op's kernel below autograd; the original's backward ran with
+    autograd available, so that ``torch.enable_grad()`` and ``torch.autograd.grad`` inside
+    it record and differentiate (checkpoint-style backwards that recompute forward)."""
+    excluded = torch._C._dispatch_tls_local_exclude_set()
+    for key in _AUTOGRAD_KEYS:
+        excluded = excluded.remove(key)
+    return torch._C._ForceDispatchKeyGuard(torch._C._dispatch_tls_local_include_set(), excluded)
 
 
 def _dropped(key: int) -> list[bool]:

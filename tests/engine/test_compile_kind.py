@@ -577,3 +577,27 @@ def test_backward_nones_are_the_literal_nones_of_every_return(backward, nones):
     keywords = _custom_vjp_keywords(flatten(function("return x * w", backward, params="x, w")).source)
     assert keywords["backward_kind"] == "side_effecting"
     assert keywords.get("backward_nones") == nones
+
+
+@pytest.mark.parametrize(
+    "forward,backward",
+    [
+        ("ctx.seen = []\nreturn x * 2", "ctx.seen.append(1)\nreturn g * 2"),
+        ("ctx.cache = {}\nreturn x * 2", "ctx.cache['g'] = g\nreturn g * 2"),
+        ("ctx.cache = {}\nreturn x * 2", "LOG.append(1)\nctx.cache.update(g=g)\nreturn g * 2"),
+        ("ctx.pending = [x]\nreturn x * 2", "del ctx.pending[0]\nreturn g * 2"),
+    ],
+)
+def test_a_backward_changing_a_list_or_dict_forward_kept_keeps_the_call_eager(forward, backward):
+    """On the split path a list or dict kept on ctx is rebuilt for each compiled backward,
+    where the original's next backward (retain_graph), or its caller, sees the change."""
+    kind = decide(function(forward, backward))
+    assert kind.part("forward").kind == "side_effecting"
+    assert "rebuild for each backward" in kind.part("forward").reason
+
+
+def test_a_backward_calling_an_object_forward_kept_may_take_the_split_path():
+    """A method of an object kept on ctx (not a list's or dict's ``append``/``update``...)
+    changes that object, which the split path hands every backward as it is."""
+    kind = decide(function("ctx.holder = HOLDER\nreturn x * 2", "ctx.holder.record(g)\nreturn g * 2"))
+    assert (kind.part("forward").kind, kind.part("backward").kind) == ("traceable", "side_effecting")

@@ -210,3 +210,168 @@ def test_a_backward_that_writes_to_its_record_keeps_the_call_an_island():
     flat = load_module(result.source, "split_records_writes_flat")
     assert flat.Counts.compile_path == "island"
     assert "backward may write" in flat.Counts._inliner_fallback
+
+
+READS = """
+import numpy as np
+import torch
+
+LOG = []
+
+
+def keep(ctx, x, derivative):
+    ctx.save_for_backward(x)
+    ctx.derivative = derivative
+
+
+class Logs(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        keep(ctx, x, np.cos)
+        return torch.from_numpy(np.sin(x.detach().numpy()))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        LOG.append(len(LOG))
+        return g * torch.from_numpy(ctx.derivative(x.detach().numpy())) * 3
+"""
+
+#: the same, but the backward also changes a list forward kept on ctx
+CHANGES = READS.replace(
+    "    ctx.derivative = derivative\n", "    ctx.derivative = derivative\n    ctx.seen = []\n"
+).replace("        LOG.append(len(LOG))\n", "        LOG.append(len(ctx.seen))\n        ctx.seen.append(1)\n")
+
+
+def _log_and_grads(module: types.ModuleType, compiled: bool, fullgraph: bool = True) -> tuple[list, list]:
+    """Three calls, each differentiated twice (retain_graph): the gradients and the log."""
+    module.LOG.clear()
+    fn = module.Logs
+    apply = fn.apply if isinstance(fn, type) else fn
+
+    def body(t):
+        return apply(t * 1)
+
+    run = torch.compile(body, backend="aot_eager", fullgraph=fullgraph) if compiled else body
+    grads = []
+    for seed in range(cc.CALLS):
+        torch.manual_seed(seed)
+        x = torch.randn(4, requires_grad=True)
+        out = run(x)
+        grads.append(torch.autograd.grad(out.sum(), x, retain_graph=True)[0])
+        grads.append(torch.autograd.grad(out.sum(), x)[0])
+    return grads, list(module.LOG)
+
+
+@pytest.mark.parametrize("source,path", [(READS, "split"), (CHANGES, "island")])
+def test_a_backward_that_only_reads_its_record_takes_the_split_path(source, path):
+    """A backward with effects (a module-level log) that sets no attribute of the record
+    and changes nothing forward kept: a record rebuilt for each compiled backward holds
+    the same objects, so the effects and a second backward (retain_graph) are the eager
+    original's. One that changes a list kept on the record stays an island: the split
+    path would rebuild the list for each backward."""
+    result = flatten(source, path="reads_record.py")
+    assert "Logs" in result.flattened, [d.format() for d in result.diagnostics]
+    original = load_module(source, "split_records_reads_original")
+    flat = load_module(result.source, "split_records_reads_flat")
+    assert flat.Logs.compile_path == path, flat.Logs.compile_reason
+    want_grads, want_log = _log_and_grads(original, compiled=False)
+    assert len(want_log) == 2 * cc.CALLS
+    if path == "island":
+        assert "rebuild" in flat.Logs.compile_reason
+        with pytest.raises(Exception, match="rebuild"):
+            _log_and_grads(flat, compiled=True)  # fullgraph names the reason
+        got_grads, got_log = _log_and_grads(flat, compiled=True, fullgraph=False)
+    else:
+        got_grads, got_log = _log_and_grads(flat, compiled=True)
+    assert got_log == want_log
+    assert all(torch.allclose(a, b) for a, b in zip(got_grads, want_grads, strict=True))
+
+
+CHECKPOINT = """
+import numpy as np
+import torch
+
+
+def run(x):
+    return torch.sin(x) * 5
+
+
+class Recomputes(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.from_numpy(np.sin(x.detach().numpy())) * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        with torch.enable_grad():
+            detached = x.detach().requires_grad_()
+            out = run(detached)
+        (grad,) = torch.autograd.grad(out, detached, g)
+        return grad
+"""
+
+
+def test_a_checkpoint_style_backward_differentiates_inside_its_op():
+    """A backward that recomputes under enable_grad and calls torch.autograd.grad runs in
+    ``call_bwd``, whose kernel the dispatcher runs below autograd: it gets autograd back,
+    as the original's backward had it (before, the compiled call raised "element 0 of
+    tensors does not require grad")."""
+    result = flatten(CHECKPOINT, path="checkpoint_backward.py")
+    assert "Recomputes" in result.flattened, [d.format() for d in result.diagnostics]
+    original = load_module(CHECKPOINT, "split_records_checkpoint_original")
+    flat = load_module(result.source, "split_records_checkpoint_flat")
+    assert flat.Recomputes.compile_path == "split"
+
+    def body_of(module):
+        fn = module.Recomputes
+        apply = fn.apply if isinstance(fn, type) else fn
+        return lambda x: apply(x * 1)
+
+    def make_inputs():
+        torch.manual_seed(0)
+        return (torch.randn(4, requires_grad=True),)
+
+    expected, _ = cc.eager_calls(body_of(original), make_inputs, None)
+    result = cc.compiled_calls(body_of(flat), make_inputs, "aot_eager", expected, fullgraph=True)
+    assert result.ok, result.reason
+
+
+THROUGH_HELPER = """
+import numpy as np
+import torch
+
+
+def remember(seen, value):
+    seen.append(value)
+
+
+class Remembers(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        ctx.seen = []
+        return torch.from_numpy(np.sin(x.detach().numpy()))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        remember(ctx.seen, len(ctx.seen))
+        return g * len(ctx.seen)
+"""
+
+
+def test_a_backward_changing_a_kept_list_through_a_helper_raises_rather_than_lose_the_change():
+    """The engine does not see that ``remember`` appends to the list it is given; the
+    split path's backward finds the list changed and says so, instead of letting the
+    next backward see a rebuilt, unchanged list (a silent difference from the original)."""
+    result = flatten(THROUGH_HELPER, path="through_helper.py")
+    assert "Remembers" in result.flattened, [d.format() for d in result.diagnostics]
+    flat = load_module(result.source, "split_records_through_helper_flat")
+    assert flat.Remembers.compile_path == "split"
+    run = torch.compile(lambda t: flat.Remembers(t * 1), backend="aot_eager", fullgraph=True)
+    x = torch.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Remembers's backward changed a list its forward kept"):
+        run(x).sum().backward()

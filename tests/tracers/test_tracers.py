@@ -482,7 +482,6 @@ MORE_GRAPH_BREAKS: dict[str, str] = {
     "record_backward_writes/Caches": "ctx record",
     "record_backward_writes/Counter": "ctx record",
     "record_backward_writes/DropsBlocks": "ctx record",
-    "record_callable_on_ctx/Activation": "ctx record",
     "record_decorators/CountsBackward": "ctx record",
     "refuse_used_as_class/Counting": "ctx record",
     "node_attributes_record": "ctx record",

@@ -308,7 +308,8 @@ def _method(walker, call: ast.Call, receiver: ast.AST, method: str, discarded: b
         return
     if method in tables.MUTATING_METHODS:
         if external and not fresh_container(walker, receiver):
-            walker.note(call, SIDE_EFFECTING, f"{tables.MUTATING_METHODS[method]} {walker.where(receiver)}")
+            what = f"{tables.MUTATING_METHODS[method]} {walker.where(receiver)}"
+            walker.note(call, SIDE_EFFECTING, what, into=receiver)
         return
     if method in tables.READING_METHODS:
         return

@@ -28,6 +28,7 @@ value bwd did not create. Free names are resolved with the engine's scope index.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -87,6 +88,8 @@ class Finding:
     kind: str
     text: str  # a verb phrase: "calls numpy.sin", "appends to module-level LOG"
     position: tuple[int, int] = (0, 0)
+    #: a backward's write into one of its residuals (``seen.append(1)``, ``cache[k] = v``)
+    changes_residual: bool = False
 
 
 def worst(findings: Iterable[Finding]) -> Finding | None:
@@ -199,11 +202,17 @@ def classify(bodies: list[Body], scope: Scope, facts: ModuleFacts) -> CompileKin
     nones: tuple[int, ...] | None = ()
     for body in bodies:
         found = _Walker(body.func, scope, facts, body=body).run()
-        named = [Finding(f.kind, f"{body.role} {f.text}", f.position) for f in found]
+        named = [dataclasses.replace(f, text=f"{body.role} {f.text}") for f in found]
         if body.role == "backward":
             backward_findings.extend(named)
             nones = static_nones(body.func)
         findings.extend(named)
+    changed = next((f for f in backward_findings if f.changes_residual), None)
+    if changed is not None:
+        # a list or dict among them is rebuilt for each compiled backward (the split path), where
+        # the original's second backward, or its caller, sees the change: the call stays eager
+        text = f"{changed.text}, which a compiled call would rebuild for each backward"
+        findings.append(Finding(SIDE_EFFECTING, text, changed.position))
     first = worst(findings)
     if first is None or first.kind == TRACEABLE:
         return CompileKind()
@@ -428,9 +437,18 @@ class _Walker(Visitor):
             self.visit(statement)
         return sorted(self.findings, key=lambda f: f.position)
 
-    def note(self, node: ast.AST, kind: str, text: str) -> None:
+    def note(self, node: ast.AST, kind: str, text: str, *, into: ast.AST | None = None) -> None:
+        """A finding at ``node``; ``into``: the object a write goes into (a residual's is flagged)."""
         if kind != TRACEABLE:
-            self.findings.append(Finding(kind, text, (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))))
+            position = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+            changes = into is not None and self.in_backward and self._is_residual(into)
+            self.findings.append(Finding(kind, text, position, changes_residual=changes))
+
+    def _is_residual(self, expr: ast.AST) -> bool:
+        """``expr`` reaches into one of bwd's residuals (what forward kept on ctx)."""
+        root = _root_name(expr)
+        scope = self.lookup(root) if root is not None else None
+        return scope is not None and scope.parent is None and self.body is not None and root in self.body.residuals
 
     # -- scopes -------------------------------------------------------------------------
     def _open(self, node: _ScopeNode, parent: _Local | None, own: frozenset[str] = frozenset()) -> _Local:
@@ -569,7 +587,7 @@ class _Walker(Visitor):
             if self._is_known_tensor(base):
                 return  # an in-place write into a tensor: torch semantics
             if self.is_external(base) and not fresh_container(self, base):
-                self.note(target, SIDE_EFFECTING, f"writes an item of {self.where(base)}")
+                self.note(target, SIDE_EFFECTING, f"writes an item of {self.where(base)}", into=base)
 
     def _check_name_store(self, target: ast.Name) -> None:
         scope = self.scope

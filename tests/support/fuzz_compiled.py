@@ -109,9 +109,15 @@ def compiled_run(module: Any, name: str, *, compiled: bool = True) -> dict[str, 
                 calls.append(_one_call(run))
     finally:
         breaks = sum(counters["graph_break"].values())
+        # the split path refusing a call while tracing (an output that is an input, a record
+        # setting materialize_grads): an island found at trace time, with its own graph break
+        fallback = any(_FALLBACK in reason for reason in counters["graph_break"])
         torch._dynamo.reset()
     log = _snapshot(effects[1]()) if effects is not None else None
-    return {"calls": calls, "breaks": breaks, "log": log}
+    return {"calls": calls, "breaks": breaks, "log": log, "fallback": fallback}
+
+
+_FALLBACK = "runs eagerly under torch.compile"  # inliner.runtime._fallback.eager_message
 
 
 def _snapshot(log: Any) -> Any:
@@ -193,7 +199,7 @@ def compiled_failures(original: Any, rewritten: Any, rewritten_source: str) -> l
             continue
         if not (_same(want["log"], got["log"]) or _same(eager["log"], got["log"])):
             failures.append(f"{where}: side-effect log {want['log']} != {got['log']}")
-        if got["breaks"] > want["breaks"] and not island and not factory:
+        if got["breaks"] > want["breaks"] and not island and not factory and not got["fallback"]:
             failures.append(f"compiled-more-graph-breaks[{name}]: {got['breaks']} > {want['breaks']} (no island)")
     return failures
 

@@ -134,6 +134,14 @@ DRIVERS: dict[str, Driver] = {
             atol=1e-2,
         ),
         _driver("decorator_amp_aliases", ("Scale",), lambda: (_randn(3),), lambda f, x: f["Scale"](x), label="Scale"),
+        # an alias bound in each branch of an `if` to torch's custom_fwd (megatron-core's)
+        _driver(
+            "decorator_amp_aliases",
+            ("Picked",),
+            lambda: (_randn(3), _randn(3)),
+            lambda f, x, w: f["Picked"](x, w),
+            label="Picked",
+        ),
         _driver(
             "basic_linear",
             ("MyLinear",),

@@ -131,6 +131,7 @@ SPLIT_OUT_BY_DESIGN: dict[str, list[str]] = {
     "materialize_grads": ["TwoOut"],
     "decorator_amp_aliases/Mm": ["Mm"],
     "decorator_amp_aliases/Scale": ["Scale"],
+    "decorator_amp_aliases/Picked": ["Picked"],
     "decorator_grad_mode/NoGrad": ["NoGrad"],
     "decorator_pass_through/Logged": ["Logged"],
     "decorator_pass_through/Scale": ["Scale"],

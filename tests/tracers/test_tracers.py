@@ -257,7 +257,12 @@ SCENARIOS_NOT_TRACED: dict[tuple[str, str], str] = {
 SCENARIOS_DRIVEN: dict[str, set[str]] = {
     "aliases_and_module": {"scenario_module"},
     "amp_decorators": {"scenario_plain", "scenario_autocast"},
-    "decorator_amp_aliases": {"scenario_plain", "scenario_autocast", "scenario_cuda_alias"},
+    "decorator_amp_aliases": {
+        "scenario_plain",
+        "scenario_autocast",
+        "scenario_cuda_alias",
+        "scenario_picked_under_autocast",
+    },
     "attrs_and_rebinding": {"scenario_attrs"},
     "basic_linear": {"scenario_basic"},
     "repeated_inputs": {

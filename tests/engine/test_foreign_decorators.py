@@ -177,20 +177,52 @@ rebound = torch.amp.custom_fwd
 def rebind():
     global rebound
     rebound = functools.lru_cache
+
+
+def get_amp_custom_fwd_bwd():
+    device = "cuda"
+    if check_version("2.4"):
+        return (
+            functools.partial(torch.amp.custom_fwd, device_type=device),
+            functools.partial(torch.amp.custom_bwd, device_type=device),
+        )
+    return torch.cuda.amp.custom_fwd, torch.cuda.amp.custom_bwd
+
+
+amp_custom_fwd, amp_custom_bwd = get_amp_custom_fwd_bwd()
+
+
+def get_mixed():
+    if check_version("2.4"):
+        return torch.amp.custom_fwd, functools.lru_cache
+    return functools.lru_cache, torch.amp.custom_fwd
+
+
+mixed_fwd, mixed_other = get_mixed()
+
+
+def get_local():
+    torch = object()
+    return (torch.amp.custom_fwd,)
+
+
+(local_fwd,) = get_local()
 """
 
 
-@pytest.mark.parametrize("name", ["autocast_custom_fwd", "custom_fwd"])
+@pytest.mark.parametrize("name", ["autocast_custom_fwd", "custom_fwd", "amp_custom_fwd"])
 def test_a_name_bound_only_to_torch_s_amp_decorators_in_each_branch_takes_the_split_path(name):
-    """fla's ``autocast_custom_fwd``: which branch ran is not known, but each makes it
-    torch's ``custom_fwd``, which dynamo traces around fwd as around the original's forward."""
+    """fla's ``autocast_custom_fwd`` (liger-kernel's ``amp_custom_fwd``, unpacked from what
+    a function returns): which branch ran is not known, but each makes it torch's
+    ``custom_fwd``, which dynamo traces around fwd as around the original's forward."""
     sources = {"pkg.utils": AMP, "pkg": "from .utils import autocast_custom_fwd\n"}
     assert _kind(f"from pkg.utils import {name}", name, sources=sources) == ("opaque", True)
     assert _kind("from pkg import autocast_custom_fwd", "autocast_custom_fwd", sources=sources) == ("opaque", True)
 
 
-@pytest.mark.parametrize("name", ["mixed", "maybe", "rebound"])
+@pytest.mark.parametrize("name", ["mixed", "maybe", "rebound", "mixed_fwd", "local_fwd"])
 def test_a_name_that_may_be_something_else_keeps_the_island(name):
     """Bound to custom_fwd in one branch and custom_bwd in the other, to a function that is
-    not torch's, or rebound by a function through ``global``."""
+    not torch's, rebound by a function through ``global``, unpacked from a function one of
+    whose returns gives something else there, or a name that function binds itself."""
     assert _kind(f"from pkg.utils import {name}", name, sources={"pkg.utils": AMP}) == ("side_effecting", False)

@@ -8,6 +8,10 @@ name of their own, in the module that uses it or in a utilities module it import
     else:
         autocast_custom_fwd = getattr(torch, device).amp.custom_fwd
 
+or unpack a pair a module-level function returns on each of its paths:
+
+    amp_custom_fwd, amp_custom_bwd = get_amp_custom_fwd_bwd()
+
 Which branch ran is not known statically, but when every binding of the name is one of
 torch's decorators of the same kind, the decorator is that kind whichever branch ran.
 """
@@ -87,8 +91,80 @@ def _binding_value(binding: Binding, index: ScopeIndex, scope: Scope) -> str | N
         )
     if binding.kind == "other" and isinstance(binding.node, ast.Name):
         value = assigned_value(scope, binding.node)
-        return partial_of_known(value, index, scope) if value is not None else None
+        if value is not None:
+            return partial_of_known(value, index, scope)
+        return _unpacked_from_a_call(binding.node, index, scope)
     return None
+
+
+def _unpacked_from_a_call(target: ast.Name, index: ScopeIndex, scope: Scope) -> str | None:
+    """``a, b = pick()``, ``pick`` a module-level function every ``return`` of which gives a
+    tuple whose element at ``target``'s position is one of torch's decorators."""
+    found = _tuple_assignment(scope, target)
+    if found is None:
+        return None
+    call, position = found
+    callee = call.func.id if isinstance(call.func, ast.Name) else ""
+    bindings = scope.bindings.get(callee, [])
+    if len(bindings) != 1 or bindings[0].kind != "def" or not isinstance(bindings[0].node, ast.FunctionDef):
+        return None
+    definition = bindings[0].node
+    own_names = _local_names(definition)
+    returns = [node for node in _own_nodes(definition) if isinstance(node, ast.Return)]
+    names = []
+    for node in returns:
+        value = node.value
+        if not isinstance(value, ast.Tuple) or len(value.elts) <= position:
+            return None
+        element = value.elts[position]
+        named = [element.func, *element.args] if isinstance(element, ast.Call) else [element]
+        if any((ast_dotted(n) or "").split(".")[0] in own_names for n in named):
+            return None  # a name the function binds itself, not the module's
+        names.append(_known(index.qualify(ast_dotted(element) or "", scope)) or partial_of_known(element, index, scope))
+    if not names or None in names or len({leaf(n) for n in names if n}) != 1:
+        return None
+    return names[0]
+
+
+def _tuple_assignment(scope: Scope, target: ast.Name) -> tuple[ast.Call, int] | None:
+    """``a, b = f()`` binding ``target``: the call, and ``target``'s position."""
+    for node in ast.walk(scope.node):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)):
+            continue
+        elements = node.targets[0].elts
+        if any(e is target for e in elements):
+            call = node.value
+            plain = all(isinstance(e, ast.Name) for e in elements)
+            if plain and isinstance(call, ast.Call) and not call.args and not call.keywords:
+                return call, next(i for i, e in enumerate(elements) if e is target)
+            return None
+    return None
+
+
+def _own_nodes(definition: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes of ``definition``'s body, not of functions or classes nested in it."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(definition.body)
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _local_names(definition: ast.FunctionDef) -> set[str]:
+    """The parameters and the names ``definition`` binds: not the module's."""
+    args = definition.args
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+    for node in _own_nodes(definition):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+    return names
 
 
 def _attribute_of_device_module(dotted: str, index: ScopeIndex, scope: Scope) -> str | None:

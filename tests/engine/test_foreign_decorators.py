@@ -207,22 +207,54 @@ def get_local():
 
 
 (local_fwd,) = get_local()
+
+
+def custom_amp_decorator(dec, cuda_amp_deprecated):
+    def decorator(*args, **kwargs):
+        if cuda_amp_deprecated:
+            kwargs["device_type"] = "cuda"
+        return dec(*args, **kwargs)
+
+    return decorator
+
+
+def counting_decorator(dec):
+    def decorator(*args, **kwargs):
+        CALLS.append(1)
+        return dec(*args, **kwargs)
+
+    return decorator
+
+
+CALLS = []
+
+if check_version("2.4"):
+    deprecated = True
+    from torch.amp import custom_fwd as adapted, custom_bwd as counted
+else:
+    deprecated = False
+    from torch.cuda.amp import custom_fwd as adapted, custom_bwd as counted
+
+adapted = custom_amp_decorator(adapted, deprecated)
+counted = counting_decorator(counted)
 """
 
 
-@pytest.mark.parametrize("name", ["autocast_custom_fwd", "custom_fwd", "amp_custom_fwd"])
+@pytest.mark.parametrize("name", ["autocast_custom_fwd", "custom_fwd", "amp_custom_fwd", "adapted"])
 def test_a_name_bound_only_to_torch_s_amp_decorators_in_each_branch_takes_the_split_path(name):
     """fla's ``autocast_custom_fwd`` (liger-kernel's ``amp_custom_fwd``, unpacked from what
-    a function returns): which branch ran is not known, but each makes it torch's
-    ``custom_fwd``, which dynamo traces around fwd as around the original's forward."""
+    a function returns; mamba-ssm's ``custom_fwd``, passed through a factory that adds a
+    keyword): which branch ran is not known, but each makes it torch's ``custom_fwd``,
+    which dynamo traces around fwd as around the original's forward."""
     sources = {"pkg.utils": AMP, "pkg": "from .utils import autocast_custom_fwd\n"}
     assert _kind(f"from pkg.utils import {name}", name, sources=sources) == ("opaque", True)
     assert _kind("from pkg import autocast_custom_fwd", "autocast_custom_fwd", sources=sources) == ("opaque", True)
 
 
-@pytest.mark.parametrize("name", ["mixed", "maybe", "rebound", "mixed_fwd", "local_fwd"])
+@pytest.mark.parametrize("name", ["mixed", "maybe", "rebound", "mixed_fwd", "local_fwd", "counted"])
 def test_a_name_that_may_be_something_else_keeps_the_island(name):
     """Bound to custom_fwd in one branch and custom_bwd in the other, to a function that is
     not torch's, rebound by a function through ``global``, unpacked from a function one of
-    whose returns gives something else there, or a name that function binds itself."""
+    whose returns gives something else there, or a name that function binds itself, or
+    passed through a factory whose decorator does more than call it."""
     assert _kind(f"from pkg.utils import {name}", name, sources={"pkg.utils": AMP}) == ("side_effecting", False)

@@ -83,6 +83,22 @@ else:
     device_torch_lib = getattr(torch, "cuda")
     autocast_custom_fwd = device_torch_lib.amp.custom_fwd
     autocast_custom_bwd = device_torch_lib.amp.custom_bwd
+
+
+# mamba-ssm's: torch's decorators passed through a factory that adds the device type
+def custom_amp_decorator(dec, add_device_type):
+    def decorator(*args, **kwargs):
+        if add_device_type:
+            kwargs["device_type"] = "cpu"
+        return dec(*args, **kwargs)
+
+    return decorator
+
+
+from torch.amp import custom_bwd, custom_fwd
+
+custom_fwd = custom_amp_decorator(custom_fwd, True)
+custom_bwd = custom_amp_decorator(custom_bwd, True)
 """
 
 #: the support module the cases import their decorator from (what real code does); the
@@ -121,6 +137,9 @@ CASES = {
     "input_guard": dict(name="input_guard", forward="input_guard", backward="input_guard"),
     "imported AMP aliases chosen at import time": dict(
         name="autocast_custom_fwd, autocast_custom_bwd", forward="autocast_custom_fwd", backward="autocast_custom_bwd"
+    ),
+    "imported AMP decorators passed through a factory": dict(
+        name="custom_fwd, custom_bwd", forward="custom_fwd", backward="custom_bwd"
     ),
     "custom_fwd(cast_inputs)/custom_bwd": dict(
         name="ensure_contiguous",

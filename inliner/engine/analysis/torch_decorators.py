@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 
 from inliner.engine.analysis.scopes import Binding, Scope, ScopeIndex
+from inliner.engine.docstrings import without_docstring
 
 #: torch's decorators that wrap a Function's forward or backward and see its ctx
 KNOWN = frozenset({"custom_fwd", "custom_bwd", "once_differentiable"})
@@ -33,11 +34,16 @@ def bound_torch_decorator(name: str, index: ScopeIndex, scope: Scope) -> str | N
     bindings = scope.bindings.get(name, [])
     if not bindings or _rebound_elsewhere(name, scope):
         return None
-    found = [_binding_value(binding, index, scope) for binding in bindings]
-    names = [f for f in found if f is not None]
-    if len(names) != len(found) or len({leaf(f) for f in names}) != 1:
+    found = [_binding_value(binding, name, index, scope) for binding in bindings]
+    names = [f for f in found if f is not None and f != _WRAPS_ITSELF]
+    if None in found or not names or len({leaf(f) for f in names}) != 1:
         return None
     return names[0]
+
+
+#: ``custom_fwd = adapt(custom_fwd, ...)``: what the name held before, passed through a
+#: factory whose decorator only calls it (``_forwarding_factory``)
+_WRAPS_ITSELF = "<the name's other bindings>"
 
 
 def common_torch_name(qnames: set[str]) -> str | None:
@@ -82,7 +88,7 @@ def assigned_value(scope: Scope, target: ast.Name) -> ast.expr | None:
     return None
 
 
-def _binding_value(binding: Binding, index: ScopeIndex, scope: Scope) -> str | None:
+def _binding_value(binding: Binding, name: str, index: ScopeIndex, scope: Scope) -> str | None:
     if binding.kind == "import" and binding.qualified:
         return _known({binding.qualified})
     if binding.kind == "alias" and binding.qualified:
@@ -92,9 +98,82 @@ def _binding_value(binding: Binding, index: ScopeIndex, scope: Scope) -> str | N
     if binding.kind == "other" and isinstance(binding.node, ast.Name):
         value = assigned_value(scope, binding.node)
         if value is not None:
-            return partial_of_known(value, index, scope)
+            return partial_of_known(value, index, scope) or _rewrapped(value, name, scope)
         return _unpacked_from_a_call(binding.node, index, scope)
     return None
+
+
+def _rewrapped(value: ast.expr, name: str, scope: Scope) -> str | None:
+    """``name = adapt(name, ...)``, ``adapt`` a module-level factory whose decorator only
+    sets constant keywords and calls what it was given (mamba-ssm's
+    ``custom_amp_decorator``, which adds ``device_type="cuda"``): the name stays torch's
+    decorator, as its other bindings make it."""
+    if not (isinstance(value, ast.Call) and value.args and isinstance(value.func, ast.Name)):
+        return None
+    first = value.args[0]
+    if not (isinstance(first, ast.Name) and first.id == name) or any(isinstance(a, ast.Starred) for a in value.args):
+        return None
+    bindings = scope.bindings.get(value.func.id, [])
+    if len(bindings) != 1 or not isinstance(bindings[0].node, ast.FunctionDef):
+        return None
+    return _WRAPS_ITSELF if _forwarding_factory(bindings[0].node) else None
+
+
+def _forwarding_factory(definition: ast.FunctionDef) -> bool:
+    """``def adapt(dec, ...): def decorator(*args, **kwargs): <kwargs[k] = constant, maybe
+    under an if>; return dec(*args, **kwargs)`` then ``return decorator``."""
+    params = [a.arg for a in (*definition.args.posonlyargs, *definition.args.args)]
+    body = without_docstring(definition.body)
+    if definition.decorator_list or not params or len(body) != 2:
+        return False
+    inner, returned = body
+    if not (isinstance(inner, ast.FunctionDef) and isinstance(returned, ast.Return)):
+        return False
+    if not (isinstance(returned.value, ast.Name) and returned.value.id == inner.name) or inner.decorator_list:
+        return False
+    args = inner.args
+    if args.vararg is None or args.kwarg is None or args.posonlyargs or args.args or args.kwonlyargs:
+        return False
+    *settings, last = without_docstring(inner.body)
+    return _calls_through(last, params[0], args.vararg.arg, args.kwarg.arg) and all(
+        _sets_a_constant_keyword(s, args.kwarg.arg) for s in settings
+    )
+
+
+def _calls_through(statement: ast.stmt, dec: str, args: str, kwargs: str) -> bool:
+    """``return dec(*args, **kwargs)``."""
+    call = statement.value if isinstance(statement, ast.Return) else None
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == dec
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Starred)
+        and isinstance(call.args[0].value, ast.Name)
+        and call.args[0].value.id == args
+        and len(call.keywords) == 1
+        and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, ast.Name)
+        and call.keywords[0].value.id == kwargs
+    )
+
+
+def _sets_a_constant_keyword(statement: ast.stmt, kwargs: str) -> bool:
+    """``kwargs["device_type"] = "cuda"``, possibly under an ``if`` on a name."""
+    if isinstance(statement, ast.If):
+        return isinstance(statement.test, (ast.Name, ast.Constant)) and all(
+            _sets_a_constant_keyword(s, kwargs) for s in (*statement.body, *statement.orelse)
+        )
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return False
+    target = statement.targets[0]
+    return (
+        isinstance(target, ast.Subscript)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == kwargs
+        and isinstance(target.slice, ast.Constant)
+        and isinstance(statement.value, ast.Constant)
+    )
 
 
 def _unpacked_from_a_call(target: ast.Name, index: ScopeIndex, scope: Scope) -> str | None:

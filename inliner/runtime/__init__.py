@@ -46,6 +46,7 @@ import torch.fx
 # supports (2.9 and later) has it
 from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
 
+from inliner.runtime import _members
 from inliner.runtime._carriers import Carriers, _build_carriers, _decorated_forward, _fast_apply
 from inliner.runtime._contract import check_attrs, check_indices
 from inliner.runtime._fallback import _LEAF_TYPES as _LEAF_TYPES
@@ -136,6 +137,10 @@ class FlatFunction:
     compile_kind: str  # "traceable", "opaque" or "side_effecting" (see custom_vjp)
     call: Callable  # the node dynamo's graph holds for a plain call (an island: itself)
     objects_call: Callable  # the node for a call with object arguments (set once dynamo loads)
+    # the eager carrier's members under the original's names, for code that reads, wraps or
+    # patches ``F.forward`` / ``F.backward``: an eager call runs what stands there (_members)
+    forward: Callable
+    backward: Callable
 
 
 class FlatClass:
@@ -362,6 +367,8 @@ def _callables(spec: Spec) -> _Callables:
     functorch_active = torch._C._are_functorch_transforms_active
     not_objects = _NOT_OBJECTS
     frame_hook = get_eval_frame_callback
+    own: dict = {}  # the public callable's attributes, once it is made
+    members: list[Callable] = []  # its F.forward and F.backward trampolines (_members)
 
     def carriers() -> Carriers:
         if not built:
@@ -388,7 +395,8 @@ def _callables(spec: Spec) -> _Callables:
                 if not functorch_active() and frame_hook() is None:
                     if not eager_apply:
                         carriers()
-                    return eager_apply[0](*args)
+                    if own["forward"] is members[0] and own["backward"] is members[1]:
+                        return eager_apply[0](*args)
         return dispatch(args, kwargs)
 
     def dispatch(args: tuple, kwargs: dict) -> Any:
@@ -409,9 +417,16 @@ def _callables(spec: Spec) -> _Callables:
     def untraced(args: tuple, kwargs: dict) -> Any:
         if functorch_active():
             return carriers().functorch_apply(*args, **kwargs)
-        return carriers().eager.apply(*args, **kwargs)
+        eager = carriers().eager
+        if _members.replaced(own, members):  # F.forward patched from outside
+            eager = _members.with_replacements(eager, own, members)
+        return eager.apply(*args, **kwargs)
 
     public = _public(spec, flat)
+    docs = {"forward": getattr(spec.fwd, "__doc__", None), "backward": getattr(spec.bwd, "__doc__", None)}
+    members.extend(_members.trampolines(spec.name, spec.module, docs, carriers))
+    own = public.__dict__
+    own.update(zip(_members.MEMBERS, members))
     return _Callables(flat, public, carriers, dispatch, untraced)
 
 

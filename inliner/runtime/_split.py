@@ -70,6 +70,7 @@ class _Layout(NamedTuple):
     outputs: tuple[bool, ...]  # per output of fwd: a tensor?
     needs_input_grad: tuple[bool, ...]  # per argument, as ctx.needs_input_grad
     arguments: tuple[bool, ...]  # per argument: a tensor?
+    containers: bool  # may the residuals hold a list or dict (rebuilt for each backward)?
 
 
 _LAYOUTS: list[_Layout] = []
@@ -363,8 +364,18 @@ def _layout_key(owner: int, layout: Any, outputs: Any, flags: Any, arguments: An
     key = _LAYOUT_KEYS.get(identity)
     if key is None or any(a is not b for a, b in zip(_LAYOUTS[key].objects, objects)):
         key = _LAYOUT_KEYS[identity] = len(_LAYOUTS)
-        _LAYOUTS.append(_Layout(_SPECS[owner], layout, tuple(objects), outputs, flags, arguments))
+        containers = _may_hold_containers(layout)
+        _LAYOUTS.append(_Layout(_SPECS[owner], layout, tuple(objects), outputs, flags, arguments, containers))
     return key
+
+
+def _may_hold_containers(layout: Any) -> bool:
+    """Whether a residual layout has a list, a dict or a record in it."""
+    if type(layout) is not tuple:
+        return False
+    if layout and layout[0] in ("list", "dict", "record"):
+        return True
+    return any(_may_hold_containers(part) for part in layout)
 
 
 def _rebuild(layout: Any, saved: Any, numbers: Any, objects: tuple, flags: tuple[bool, ...]) -> Any:
@@ -413,7 +424,7 @@ def _run_bwd(key: int, grads: list, saved: list, numbers: list, check_kept: bool
     all_grads = [next(it) if is_tensor else None for is_tensor in entry.outputs]
     residuals, ctx_attrs = _residuals(key, saved, numbers)
     spec = entry.spec
-    kept = _kept_containers(residuals, []) if check_kept else []
+    kept = _kept_containers(residuals, []) if check_kept and entry.containers else []
     result = _call_bwd_body(entry, residuals, ctx_attrs, all_grads)
     _check_kept(spec.name, kept)
     result = result if isinstance(result, tuple) else (result,)

@@ -551,7 +551,7 @@ class _Walker(Visitor):
         if isinstance(node.target, ast.Name) and isinstance(node.value, (ast.List, ast.Tuple, ast.Set, ast.ListComp)):
             scope = self.lookup(node.target.id)
             if scope is not None and node.target.id in scope.external:
-                self.note(node, SIDE_EFFECTING, f"extends {self.where(node.target)}")
+                self.note(node, SIDE_EFFECTING, f"extends {self.where(node.target)}", into=node.target)
         self.visit(node.target)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:

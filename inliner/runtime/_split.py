@@ -79,9 +79,19 @@ _owners = itertools.count()
 _SPECS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 
+#: Whether dynamo reads the attributes of an object made in the compiled region
+#: (``vars(record)``, a stand-in ctx's ``__dict__``): measured on torch 2.13, not on 2.9,
+#: whose dynamo stops at them ("Failed to trace builtin operator tuple"). Versions between
+#: were not measured and count as 2.9.
+READS_OBJECT_ATTRIBUTES = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 13)
+
+
 def refusal(spec: Any) -> str | None:
     """Which feature of ``spec``'s Function the split path does not carry (None: it
     carries them all)."""
+    if not READS_OBJECT_ATTRIBUTES and (spec.record or spec.decorated is not None):
+        what = "a ctx record" if spec.record else "its replayed decorators' stand-in ctx"
+        return f"this torch's dynamo cannot read the attributes of {what} (torch 2.13 can)"
     if spec.dirty:
         return "its forward modifies an input in place (mark_dirty)"
     if not spec.materialize_grads:

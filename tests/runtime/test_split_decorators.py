@@ -25,10 +25,16 @@ import torch._dynamo
 from torch._dynamo.utils import counters
 
 from inliner import flatten
+from inliner.runtime import _split
 from tests.support import compile_checks as cc
 from tests.support.harness import load_module
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+    # torch 2.9's dynamo cannot read these objects' attributes: the calls stay islands there
+    # (test_split_records.test_without_dynamo_reading_object_attributes_records_and_decorators_stay_islands)
+    pytest.mark.skipif(not _split.READS_OBJECT_ATTRIBUTES, reason="torch < 2.13: records and decorators stay islands"),
+]
 
 #: what the decorators saw, per call: (member, whether every tensor argument was contiguous)
 SEEN: list = []

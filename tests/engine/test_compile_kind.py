@@ -587,6 +587,8 @@ def test_backward_nones_are_the_literal_nones_of_every_return(backward, nones):
         ("ctx.cache = {}\nreturn x * 2", "LOG.append(1)\nctx.cache.update(g=g)\nreturn g * 2"),
         ("ctx.pending = [x]\nreturn x * 2", "del ctx.pending[0]\nreturn g * 2"),
         ("ctx.seen = []\nreturn x * 2", "seen = ctx.seen\nseen += [1]\nreturn g * 2"),
+        ("ctx.seen = []\nreturn x * 2", "kept = ctx.seen\nkept.append(1)\nreturn g * 2"),
+        ("ctx.cache = {}\nreturn x * 2", "inner = ctx.cache\nslot = inner\nslot['g'] = g\nreturn g * 2"),
     ],
 )
 def test_a_backward_changing_a_list_or_dict_forward_kept_keeps_the_call_eager(forward, backward):

@@ -444,11 +444,19 @@ class _Walker(Visitor):
             changes = into is not None and self.in_backward and self._is_residual(into)
             self.findings.append(Finding(kind, text, position, changes_residual=changes))
 
-    def _is_residual(self, expr: ast.AST) -> bool:
-        """``expr`` reaches into one of bwd's residuals (what forward kept on ctx)."""
+    def _is_residual(self, expr: ast.AST, depth: int = 0) -> bool:
+        """``expr`` reaches into one of bwd's residuals (what forward kept on ctx), directly
+        or through a local bound to one (``kept = seen``; any of its bindings)."""
         root = _root_name(expr)
         scope = self.lookup(root) if root is not None else None
-        return scope is not None and scope.parent is None and self.body is not None and root in self.body.residuals
+        if scope is None or self.body is None:
+            return False
+        if scope.parent is None and root in self.body.residuals:
+            return True
+        return depth < 4 and any(
+            name == root and value is not None and self._is_residual(value, depth + 1)
+            for name, value in scope.bindings
+        )
 
     # -- scopes -------------------------------------------------------------------------
     def _open(self, node: _ScopeNode, parent: _Local | None, own: frozenset[str] = frozenset()) -> _Local:

@@ -454,8 +454,7 @@ class _Walker(Visitor):
         if scope.parent is None and root in self.body.residuals:
             return True
         return depth < 4 and any(
-            name == root and value is not None and self._is_residual(value, depth + 1)
-            for name, value in scope.bindings
+            name == root and value is not None and self._is_residual(value, depth + 1) for name, value in scope.bindings
         )
 
     # -- scopes -------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from inliner.engine.analysis.compile_locals import Local as _Local
 from inliner.engine.analysis.compile_locals import ScopeNode as _ScopeNode
 from inliner.engine.analysis.compile_locals import make_scope as _make_scope
 from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING, TRACEABLE
-from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
+from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted, own_nodes
 from inliner.engine.analysis.visitor import Visitor
 
 KINDS = (TRACEABLE, OPAQUE, SIDE_EFFECTING)
@@ -237,7 +237,7 @@ def static_nones(func: ast.FunctionDef) -> tuple[int, ...] | None:
     (``return (None, None, *grads)``: 0 and 1); ``()`` for a body that always raises;
     None when that is not known. Another position may still be None at run time (a name
     bound to None on some path): the runtime checks it where it would matter."""
-    nodes = _own_nodes(func)
+    nodes = own_nodes(func)
     returns = [n for n in nodes if isinstance(n, ast.Return)]
     if not returns:
         # no return and a last statement that raises: every call raises (fla-core's
@@ -314,18 +314,6 @@ def _may_hold_a_tuple(name: str, nodes: list[ast.AST]) -> bool:
 
 def _names(target: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
-
-
-def _own_nodes(func: ast.FunctionDef) -> list[ast.AST]:
-    """The nodes of ``func``'s body, without those of functions and lambdas nested in it."""
-    out: list[ast.AST] = []
-    stack: list[ast.AST] = list(func.body)
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(node))
-    return out
 
 
 def _helper_finding(

@@ -76,13 +76,13 @@ class ForeignModules:
         bindings = parsed[1].bindings.get(name, []) if parsed is not None else []
         if parsed is None or not bindings:
             return None
+        node = bindings[0].node
+        if len(bindings) == 1 and bindings[0].kind == "def" and isinstance(node, ast.FunctionDef):
+            return parsed[0], parsed[1], node
         if bound_torch_decorator(name, parsed[0].index, parsed[1]) is not None:
             return TORCH_DECORATOR
-        node = bindings[0].node
         if len(bindings) != 1:
             return None
-        if bindings[0].kind == "def" and isinstance(node, ast.FunctionDef):
-            return parsed[0], parsed[1], node
         if not isinstance(node, ast.ImportFrom) or depth >= _REEXPORT_DEPTH:
             return None
         alias = next(a for a in node.names if (a.asname or a.name) == name)

@@ -70,6 +70,18 @@ def dotted(expr: ast.AST) -> str | None:
     return None
 
 
+def own_nodes(func: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes of ``func``'s body, without those of functions, lambdas and classes nested in it."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
 class ScopeIndex(Visitor):
     """One pass over a module; afterwards ``lookup``/``qualify`` answer questions about names."""
 

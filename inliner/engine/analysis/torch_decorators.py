@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 
-from inliner.engine.analysis.scopes import Binding, Scope, ScopeIndex
+from inliner.engine.analysis.scopes import Binding, Scope, ScopeIndex, dotted, own_nodes
 from inliner.engine.docstrings import without_docstring
 
 #: torch's decorators that wrap a Function's forward or backward and see its ctx
@@ -31,14 +31,12 @@ def bound_torch_decorator(name: str, index: ScopeIndex, scope: Scope) -> str | N
     """The torch decorator every binding of ``name`` in ``scope`` gives it (the first
     binding's, when they agree on its kind), or None: a binding is anything else, a
     function rebinds the name through ``global``, or a star import may."""
-    bindings = scope.bindings.get(name, [])
-    if not bindings or _rebound_elsewhere(name, scope):
-        return None
-    found = [_binding_value(binding, name, index, scope) for binding in bindings]
+    found = [_binding_value(binding, name, index, scope) for binding in scope.bindings.get(name, [])]
     names = [f for f in found if f is not None and f != _WRAPS_ITSELF]
     if None in found or not names or len({leaf(f) for f in names}) != 1:
         return None
-    return names[0]
+    # last: it walks the whole module, and most names are no torch decorator
+    return None if _rebound_elsewhere(name, scope) else names[0]
 
 
 #: ``custom_fwd = adapt(custom_fwd, ...)``: what the name held before, passed through a
@@ -59,20 +57,11 @@ def leaf(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def ast_dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = ast_dotted(node.value)
-        return None if head is None else f"{head}.{node.attr}"
-    return None
-
-
 def partial_of_known(call: ast.expr, index: ScopeIndex, scope: Scope) -> str | None:
     """``functools.partial(<torch decorator>, <constant keywords>)``: that decorator."""
     if not (isinstance(call, ast.Call) and len(call.args) == 1):
         return None
-    callee, inner = ast_dotted(call.func), ast_dotted(call.args[0])
+    callee, inner = dotted(call.func), dotted(call.args[0])
     if callee is None or inner is None or index.qualify(callee, scope) != {"functools.partial"}:
         return None
     if not all(k.arg is not None and _is_constant_like(k.value) for k in call.keywords):
@@ -189,7 +178,7 @@ def _unpacked_from_a_call(target: ast.Name, index: ScopeIndex, scope: Scope) -> 
         return None
     definition = bindings[0].node
     own_names = _local_names(definition)
-    returns = [node for node in _own_nodes(definition) if isinstance(node, ast.Return)]
+    returns = [node for node in own_nodes(definition) if isinstance(node, ast.Return)]
     names = []
     for node in returns:
         value = node.value
@@ -197,9 +186,9 @@ def _unpacked_from_a_call(target: ast.Name, index: ScopeIndex, scope: Scope) -> 
             return None
         element = value.elts[position]
         named = [element.func, *element.args] if isinstance(element, ast.Call) else [element]
-        if any((ast_dotted(n) or "").split(".")[0] in own_names for n in named):
+        if any((dotted(n) or "").split(".")[0] in own_names for n in named):
             return None  # a name the function binds itself, not the module's
-        names.append(_known(index.qualify(ast_dotted(element) or "", scope)) or partial_of_known(element, index, scope))
+        names.append(_known(index.qualify(dotted(element) or "", scope)) or partial_of_known(element, index, scope))
     if not names or None in names or len({leaf(n) for n in names if n}) != 1:
         return None
     return names[0]
@@ -220,23 +209,11 @@ def _tuple_assignment(scope: Scope, target: ast.Name) -> tuple[ast.Call, int] | 
     return None
 
 
-def _own_nodes(definition: ast.FunctionDef) -> list[ast.AST]:
-    """The nodes of ``definition``'s body, not of functions or classes nested in it."""
-    out: list[ast.AST] = []
-    stack: list[ast.AST] = list(definition.body)
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-    return out
-
-
 def _local_names(definition: ast.FunctionDef) -> set[str]:
     """The parameters and the names ``definition`` binds: not the module's."""
     args = definition.args
     names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
-    for node in _own_nodes(definition):
+    for node in own_nodes(definition):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -246,26 +223,26 @@ def _local_names(definition: ast.FunctionDef) -> set[str]:
     return names
 
 
-def _attribute_of_device_module(dotted: str, index: ScopeIndex, scope: Scope) -> str | None:
+def _attribute_of_device_module(name: str, index: ScopeIndex, scope: Scope) -> str | None:
     """``lib.amp.custom_fwd`` where every binding of ``lib`` is ``getattr(torch, <device>)``."""
-    head, _, rest = dotted.partition(".")
+    head, _, rest = name.partition(".")
     bindings = scope.bindings.get(head, [])
-    if not rest or not bindings or _rebound_elsewhere(head, scope):
+    if not rest or not bindings:
         return None
     for binding in bindings:
         value = assigned_value(scope, binding.node) if isinstance(binding.node, ast.Name) else None
         if not (
             binding.kind == "other"
             and isinstance(value, ast.Call)
-            and ast_dotted(value.func) == "getattr"
+            and dotted(value.func) == "getattr"
             and index.qualify("getattr", scope) == {"builtins.getattr"}
             and len(value.args) == 2
             and not value.keywords
-            and ast_dotted(value.args[0]) is not None
-            and index.qualify(ast_dotted(value.args[0]) or "", scope) == {"torch"}
+            and dotted(value.args[0]) is not None
+            and index.qualify(dotted(value.args[0]) or "", scope) == {"torch"}
         ):
             return None
-    return _known({f"torch.<device>.{rest}"})
+    return None if _rebound_elsewhere(head, scope) else _known({f"torch.<device>.{rest}"})
 
 
 def _known(qnames: set[str]) -> str | None:
@@ -281,4 +258,4 @@ def _rebound_elsewhere(name: str, scope: Scope) -> bool:
 
 
 def _is_constant_like(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) or ast_dotted(node) is not None
+    return isinstance(node, ast.Constant) or dotted(node) is not None

@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from inliner.engine.analysis.scopes import Binding, Scope, ScopeIndex
-from inliner.engine.analysis.torch_decorators import KNOWN, ast_dotted, bound_torch_decorator, common_torch_name
+from inliner.engine.analysis.scopes import dotted as ast_dotted
+from inliner.engine.analysis.torch_decorators import KNOWN, bound_torch_decorator, common_torch_name
 from inliner.engine.codes import Code
 from inliner.engine.docstrings import without_docstring
 from inliner.engine.model import Refuse

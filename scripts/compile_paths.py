@@ -152,9 +152,17 @@ def paths_in(source: str, path: str, file: Path | None = None) -> list[Found]:
             line = lines[name].pop(0) if lines[name] else 0
             chosen = flat.compile_path
             reason = island_reason(flat) if chosen == "island" else ""
-            detail = (flat.compile_reason or "") if chosen == "island" else ""
+            detail = (flat.compile_reason or _keyword(node, "backward_reason") or "") if chosen == "island" else ""
             found.append(Found(path, line, name, chosen, reason, detail))
     return sorted(found, key=lambda f: f.line)
+
+
+def _keyword(call: ast.AST, name: str) -> str | None:
+    """A string keyword of the emitted ``custom_vjp`` call (the backward's own reason)."""
+    for keyword in call.keywords if isinstance(call, ast.Call) else ():
+        if keyword.arg == name and isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, str):
+            return keyword.value.value
+    return None
 
 
 def scan(roots: Iterable[Path], relative_to: Path | None = None) -> Paths:

@@ -20,6 +20,8 @@ Collect = custom_vjp(
     name="Collect",
     compile_kind="side_effecting",
     compile_reason="forward appends to argument seen",
+    forward_writes_arguments=(1,),
+    backward_kind="traceable",
 )
 
 

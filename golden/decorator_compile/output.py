@@ -28,6 +28,7 @@ Gelu = custom_vjp(
     compile_kind="opaque",
     compile_reason="forward is decorated with torch.compile",
     backward_nones=(),
+    split_decorators=True,
 )
 
 
@@ -49,6 +50,7 @@ Square = custom_vjp(
     compile_kind="opaque",
     compile_reason="backward is decorated with torch.compile",
     backward_nones=(),
+    split_decorators=True,
 )
 
 

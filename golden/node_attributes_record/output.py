@@ -27,8 +27,9 @@ MaybeBias = custom_vjp(
     name="MaybeBias",
     ctx_record=True,
     backward_kind="side_effecting",
-    backward_reason="backward updates state.calls (stored on ctx)",
+    backward_reason="backward writes ctx.calls",
     backward_nones=(2,),
+    record_sets_only=True,
 )
 
 

@@ -21,8 +21,9 @@ Counter = custom_vjp(
     name="Counter",
     ctx_record=True,
     backward_kind="side_effecting",
-    backward_reason="backward updates state.calls (stored on ctx)",
+    backward_reason="backward writes ctx.calls",
     backward_nones=(),
+    record_sets_only=True,
 )
 
 
@@ -46,8 +47,9 @@ DropsBlocks = custom_vjp(
     name="DropsBlocks",
     ctx_record=True,
     backward_kind="side_effecting",
-    backward_reason="backward sets state.blocks (stored on ctx)",
+    backward_reason="backward writes ctx.blocks",
     backward_nones=(),
+    record_sets_only=True,
 )
 
 
@@ -73,7 +75,7 @@ Forgets = custom_vjp(
     name="Forgets",
     ctx_record=True,
     backward_kind="side_effecting",
-    backward_reason="backward deletes state.scale (stored on ctx)",
+    backward_reason="backward deletes ctx.scale",
     backward_nones=(1,),
 )
 
@@ -104,8 +106,9 @@ Caches = custom_vjp(
     name="Caches",
     ctx_record=True,
     backward_kind="side_effecting",
-    backward_reason="backward sets state.cache (stored on ctx)",
+    backward_reason="backward writes ctx.cache",
     backward_nones=(),
+    record_sets_only=True,
 )
 
 

@@ -68,9 +68,10 @@ CountsBackward = custom_vjp(
     backward_decorators=(input_guard,),
     ctx_record=True,
     backward_kind="side_effecting",
-    backward_reason="backward updates state.calls (stored on ctx)",
+    backward_reason="backward writes ctx.calls",
     backward_nones=(),
     split_decorators=True,
+    record_sets_only=True,
 )
 
 

@@ -97,8 +97,9 @@ class Counting(Family):
             name="Counting",
             ctx_record=True,
             backward_kind="side_effecting",
-            backward_reason="backward sets state.calls (stored on ctx)",
+            backward_reason="backward writes ctx.calls",
             backward_nones=(),
+            record_sets_only=True,
         )
     )
 

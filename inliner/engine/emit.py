@@ -92,21 +92,39 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
 def _backward_kind_keywords(spec: VJPSpec) -> list[tuple[str, cst.BaseExpression]]:
     """The backward's own kind where it differs from the forward's (``compile_kind``), and,
     for one that is not traceable, where it gives None: what the split path needs. A
-    forward with side effects keeps the call eager whatever the backward is."""
-    if spec.compile_kind == "side_effecting":
-        return []
+    forward with side effects keeps the call eager whatever the backward is, unless they
+    are writes into its arguments alone (``forward_writes_arguments``: the split path where
+    the argument is a list at the call)."""
     keywords: list[tuple[str, cst.BaseExpression]] = []
+    if spec.compile_kind == "side_effecting":
+        if not spec.forward_argument_writes or spec.decorators or spec.ctx_record:
+            return []
+        keywords.append(("forward_writes_arguments", _int_tuple(spec.forward_argument_writes)))
     if spec.backward_kind != spec.compile_kind:
         keywords.append(("backward_kind", _string(spec.backward_kind)))
         if spec.backward_kind != "traceable":
             keywords.append(("backward_reason", _string(spec.backward_reason)))
     if spec.backward_kind != "traceable" and spec.backward_nones is not None:
         keywords.append(("backward_nones", _int_tuple(spec.backward_nones)))
-    if spec.split_decorators and not (spec.compile_kind == "traceable" and spec.backward_kind == "traceable"):
+    if _split_decorators(spec) and not (spec.compile_kind == "traceable" and spec.backward_kind == "traceable"):
         keywords.append(("split_decorators", cst.Name("True")))
     if spec.ctx_record and spec.backward_kind == "side_effecting" and not spec.backward_writes_ctx:
         keywords.append(("record_read_only", cst.Name("True")))
+    elif spec.ctx_record and spec.record_sets_only:
+        keywords.append(("record_sets_only", cst.Name("True")))
     return keywords
+
+
+#: decorators that keep dynamo out of what they wrap: the original breaks the graph there
+_DYNAMO_DISABLED = {"torch.compiler.disable", "torch._dynamo.disable"}
+
+
+def _split_decorators(spec: VJPSpec) -> bool:
+    """May the replayed decorators take the split path? Dynamo traces them around fwd as it
+    traced them around the original's forward, a nested ``torch.compile`` included (it is
+    inlined there, as in the original's traced body); one that disables dynamo stays an island,
+    as the original broke the graph at it."""
+    return bool(spec.decorators) and not any(use.target in _DYNAMO_DISABLED for use in spec.decorators)
 
 
 def binding(vjp: CustomVJP, runtime: str, target: str | None = None) -> cst.SimpleStatementLine:

@@ -47,6 +47,13 @@ class VJPSpec:
     record_reason: str = ""
     #: ``ctx.attr`` backward/jvp write (a side effect a compiled backward does not repeat)
     backward_writes_ctx: tuple[str, ...] = ()
+    #: those of ``backward_writes_ctx`` that delete the attribute, which dynamo refuses to
+    #: trace on the original's ctx (it runs that Function eagerly)
+    backward_deletes_ctx: tuple[str, ...] = ()
+    #: backward writes ctx by setting attributes only and has no other effect dynamo
+    #: refuses: dynamo traces such sets on the original's ctx, so that each compiled backward
+    #: sees the ctx forward left, as a record rebuilt for each backward does
+    record_sets_only: bool = False
     #: (residual index, attribute name): residuals that were ``ctx.<name>`` in the original, which the
     #: eager carrier keeps on the autograd node under that name and backward reads back from it
     ctx_attrs: tuple[tuple[int, str], ...] = ()
@@ -58,9 +65,8 @@ class VJPSpec:
     backward_reason: str = ""
     #: positions every return of bwd gives as a literal None (None: not known)
     backward_nones: tuple[int, ...] | None = None
-    #: the replayed decorators may take the split path (dynamo traces them, as it traced the
-    #: original's); not set where one is a dynamo entry point (``torch.compile``)
-    split_decorators: bool = False
+    #: a side-effecting forward whose effects are all writes into these arguments
+    forward_argument_writes: tuple[int, ...] = ()
 
 
 @dataclass

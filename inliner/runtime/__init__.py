@@ -206,6 +206,8 @@ def custom_vjp(
     backward_nones: Sequence[int] | None = None,
     split_decorators: bool = False,
     record_read_only: bool = False,
+    record_sets_only: bool = False,
+    forward_writes_arguments: Sequence[int] = (),
 ) -> Callable:
     """Bind ``fwd(*inputs) -> (outputs, residuals)`` and ``bwd(residuals, *grads) -> grads``.
 
@@ -279,6 +281,8 @@ def _spec(
     backward_nones: Sequence[int] | None,
     split_decorators: bool,
     record_read_only: bool,
+    record_sets_only: bool,
+    forward_writes_arguments: Sequence[int],
 ) -> Spec:
     """The keywords ``custom_vjp`` was given, checked, as the ``Spec`` its carriers read."""
     check_indices(
@@ -325,6 +329,8 @@ def _spec(
         backward_nones=None if backward_nones is None else frozenset(backward_nones),
         split_decorators=split_decorators,
         record_read_only=record_read_only,
+        record_sets_only=record_sets_only,
+        forward_writes_arguments=tuple(forward_writes_arguments),
     )
 
 

@@ -127,10 +127,13 @@ def compile_path(spec: Any) -> tuple[str, str]:
     - ``graph``: both bodies pure torch: one ``allow_in_graph`` node;
     - ``split``: dynamo traces fwd, a custom op carries the backward (``_split``);
     - ``island``: a graph break at the call, the call run eagerly.
+
+    A forward whose effects are all writes into its arguments takes the split path where
+    each is a list at the call, and the island elsewhere (``_argument_effects_shim``).
     """
     if spec.traceable:
         return "graph", ""
-    if spec.compile_kind == "side_effecting" or _split is None:
+    if (spec.compile_kind == "side_effecting" and not spec.forward_writes_arguments) or _split is None:
         return "island", ""  # effects dynamo would guard and recompile on, or no split path here
     if spec.backward_kind != "traceable" and spec.backward_nones is None:
         return "island", ""  # the op running bwd must know statically where bwd gives None
@@ -146,6 +149,12 @@ def register(entry: Any) -> None:
     # a record that may mark inputs dirty: the graph shim breaks the graph at every call
     entry.public.compile_path = "island" if path == "graph" and _may_mark_dirty(entry.spec) else path
     _allowed.watch(entry.public, entry.flat if path == "graph" else entry.public, entry.node)
+    if path == "split" and entry.spec.forward_writes_arguments:
+        island = _island_shim(entry.spec.name, entry.node, entry.public._torchdynamo_disable_msg)
+        _substitute(
+            entry.public, _argument_effects_shim(entry.spec.forward_writes_arguments, _split_shim(entry), island)
+        )
+        return
     if path == "split":
         _substitute(entry.public, _split_shim(entry))
         return
@@ -236,6 +245,23 @@ def _island_shim(name: str, node: Callable, message: str) -> Callable:
         if torch.compiler._is_exporting_flag:
             return node(*args, **kwargs)
         return refused(*args, **kwargs)
+
+    return shim
+
+
+def _argument_effects_shim(positions: tuple[int, ...], split: Callable, island: Callable) -> Callable:
+    """A forward that writes into the arguments at ``positions``: dynamo guards a list its
+    caller hands over, so the original recompiled on its every change and so would an
+    island, which would add a graph break; the split path traces the writes as dynamo
+    traced the original's. Any other object there (a dict, an object with ``append``) the
+    island compiles once for, where the original recompiled: it stays an island. Dynamo
+    reads the types while tracing, and guards them."""
+
+    def shim(*args: Any, **kwargs: Any) -> Any:
+        lists = not kwargs and all(i < len(args) and type(args[i]) is list for i in positions)
+        if lists and not torch.compiler._is_exporting_flag:
+            return split(*args)
+        return island(*args, **kwargs)
 
     return shim
 

@@ -95,6 +95,17 @@ class Spec:
     # record (it may call into objects stored on it, which a record rebuilt for each
     # compiled backward holds as well); rewritten code from before that keeps an island
     record_read_only: bool = False
+    # record_sets_only: the engine proved that bwd sets attributes of the record, deletes
+    # none and does nothing else dynamo refuses: dynamo traces such sets on the original's
+    # ctx, so each compiled backward of the original sees the ctx its forward left, as a
+    # record rebuilt for each backward does (the eager call keeps one record throughout)
+    record_sets_only: bool = False
+    # forward_writes_arguments: a side-effecting forward whose effects are all writes into
+    # the arguments at these positions (``seen.append(x)``): where each is a list at the
+    # call, dynamo guards its length as it did for the original (which recompiles on every
+    # call), so the split path does what the original did and an island would only add a
+    # graph break; anything else there keeps the island (``_dynamo.compile_path``)
+    forward_writes_arguments: tuple[int, ...] = ()
     decorated: Decorated | None = None  # the decorated trampolines, if there are decorators
 
     @property

@@ -98,7 +98,7 @@ def refusal(spec: Any) -> str | None:
         return "its backward takes unmaterialized (None) gradients (set_materialize_grads(False))"
     if spec.jvp is not None:
         return "it has a forward-mode rule (jvp)"
-    if spec.record and spec.backward_kind == "side_effecting" and not spec.record_read_only:
+    if spec.record and spec.backward_kind == "side_effecting" and not (spec.record_read_only or spec.record_sets_only):
         return "its ctx is kept as a record its backward may write to (each compiled backward gets a new one)"
     if spec.decorated is not None and not spec.split_decorators:
         return "decorators are replayed around its forward or backward"

@@ -91,7 +91,7 @@ def _expected_keywords(kind) -> dict[str, str]:
     keywords = {}
     if forward.kind != "traceable":
         keywords.update(compile_kind=forward.kind, compile_reason=forward.reason)
-    if forward.kind != "side_effecting" and backward.kind != forward.kind:
+    if (forward.kind != "side_effecting" or forward.argument_writes) and backward.kind != forward.kind:
         keywords["backward_kind"] = backward.kind
         if backward.kind != "traceable":
             keywords["backward_reason"] = backward.reason
@@ -502,7 +502,7 @@ def test_a_helper_filling_the_record_in_forward_is_traceable():
             "save(ctx, x)\nreturn x * 2",
             "bump(ctx)\nreturn g",
             _SAVES + "\ndef bump(c):\n    c.n += 1\n",
-            "backward calls bump, which updates argument c.n",
+            "backward calls bump, which writes c.n",
         ),
         # the helper also writes module-level state
         (
@@ -516,6 +516,29 @@ def test_a_helper_filling_the_record_in_forward_is_traceable():
 def test_a_helper_handed_the_record_otherwise_is_side_effecting(forward, backward, extra, reason):
     kind = decide(function(forward, backward, "x", extra))
     assert (kind.kind, kind.reason) == ("side_effecting", reason)
+
+
+# -- a forward writing into its arguments (inliner/runtime/_dynamo.py, argument effects) ---------
+
+
+@pytest.mark.parametrize(
+    ("forward", "params", "writes"),
+    [
+        ("seen.append(x)\nreturn x * 2", "x, seen", (1,)),
+        ("cache['k'] = x\nseen.extend([x])\nreturn x * 2", "x, seen, cache", (1, 2)),
+        ("seen[0].append(x)\nreturn x * 2", "x, seen", (1,)),
+        # not only into arguments, or not into what the caller passed
+        ("seen.append(x)\nLOG.append(1)\nreturn x * 2", "x, seen", ()),
+        ("seen = seen or []\nseen.append(x)\nreturn x * 2", "x, seen", ()),
+        ("box.calls = 1\nreturn x * 2", "x, box", ()),
+        ("keep(seen, x)\nreturn x * 2", "x, seen", ()),
+    ],
+)
+def test_a_forward_writing_only_into_its_arguments_names_them(forward, params, writes):
+    extra = "LOG = []\n\ndef keep(where, x):\n    where.append(x)\n"
+    kind = decide(function(forward, params=params, extra=extra))
+    assert kind.part("forward").kind == "side_effecting"
+    assert kind.part("forward").argument_writes == writes
 
 
 # -- the backward apart (the split path, inliner/runtime/_split.py) ------------------------------

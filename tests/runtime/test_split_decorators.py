@@ -157,6 +157,10 @@ CASES = {
         forward='torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float64)\n    @ensure_contiguous',
         backward='torch.amp.custom_bwd(device_type="cpu")\n    @ensure_contiguous',
     ),
+    # dynamo inlines a nested torch.compile, in the original's traced body as around fwd
+    "torch.compile on both": dict(
+        name="ensure_contiguous", forward='torch.compile(backend="eager")', backward='torch.compile(backend="eager")'
+    ),
     "custom_fwd/custom_bwd under an imported wrapper": dict(
         name="ensure_contiguous",
         forward='ensure_contiguous\n    @torch.amp.custom_fwd(device_type="cpu")',
@@ -353,3 +357,20 @@ class Fn(torch.autograd.Function):
     result = flatten(source, path="split_decorators.py")
     assert 'compile_kind="side_effecting"' in result.source
     assert load_module(result.source, "split_decorators_flat_same_file").Fn.compile_path == "island"
+
+
+@pytest.mark.parametrize("member", ["forward", "backward"])
+def test_a_body_dynamo_is_disabled_on_stays_an_island_as_the_original_breaks_there(member):
+    """``torch.compiler.disable``: dynamo breaks the original's graph at the Function, and
+    the rewrite's island breaks it once too, with the eager original's results."""
+    decorators = {"forward": "NONE", "backward": "NONE", member: "torch.compiler.disable"}
+    source = BODY.format(name="ensure_contiguous", pragma="", **decorators).replace("    @NONE\n", "")
+    result = flatten(source, path="split_decorators.py", module="split_decorators", sources=SOURCES.get)
+    assert "Fn" in result.flattened, [d.format() for d in result.diagnostics]
+    assert "split_decorators" not in result.source
+    original = load_module(source, f"split_decorators_original_disabled_{member}")
+    flat = load_module(result.source, f"split_decorators_flat_disabled_{member}")
+    assert flat.Fn.compile_path == "island"
+    compiled_original, compiled_flat = _run(original, compiled=True), _run(flat, compiled=True)
+    assert _same(compiled_flat, _run(original, compiled=False))
+    assert compiled_flat["breaks"] == compiled_original["breaks"] > 0

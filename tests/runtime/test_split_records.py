@@ -207,14 +207,58 @@ class Counts(torch.autograd.Function):
 """
 
 
-def test_a_backward_that_writes_to_its_record_keeps_the_call_an_island():
-    """A second backward (retain_graph) reads what the first wrote on the record; each
-    compiled backward would get a new record, so the split path refuses it statically."""
-    result = flatten(WRITES, path="writes_record.py")
+#: variants of ``WRITES``: a backward that deletes what it read, or that also logs to
+#: module-level state; dynamo refuses either on the original's ctx and runs it eagerly
+DELETES = WRITES.replace(
+    "        ctx.calls += 1\n", "        calls = ctx.calls + 1\n        del ctx.calls\n        ctx.calls = calls\n"
+)
+LOGS = WRITES.replace("import torch\n", "import torch\n\nLOG = []\n").replace(
+    "        ctx.calls += 1\n", "        ctx.calls += 1\n        LOG.append(ctx.calls)\n"
+)
+
+
+def _retained_grads(fn, compiled: bool) -> tuple[list, int]:
+    """Three calls, each differentiated three times (retain_graph): the gradients, and
+    dynamo's graph breaks."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    apply = fn.apply if isinstance(fn, type) else fn
+
+    def body(t):
+        return apply(t * 1)
+
+    run = torch.compile(body, backend="aot_eager") if compiled else body
+    grads = []
+    for seed in range(cc.CALLS):
+        torch.manual_seed(seed)
+        x = torch.randn(4, requires_grad=True)
+        out = run(x)
+        grads += [torch.autograd.grad(out.sum(), x, retain_graph=True)[0] for _ in range(3)]
+    return grads, sum(counters["graph_break"].values())
+
+
+@pytest.mark.parametrize("source,path", [(WRITES, "split"), (DELETES, "island"), (LOGS, "island")])
+def test_a_backward_that_writes_to_its_record_compiles_as_the_original_does(source, path):
+    """Dynamo traces ``ctx.calls += 1`` in the original's backward once, so each compiled
+    backward sees the ctx forward left, whatever an earlier backward (retain_graph) wrote:
+    a record rebuilt for each backward, as the split path gives it, does the same, with the
+    original's graph breaks. ``del ctx.calls``, or a write to module-level state beside the
+    record's, makes dynamo run the original eagerly, its writes kept from one backward to
+    the next: those stay islands, which do the same."""
+    result = flatten(source, path="writes_record.py")
     assert "Counts" in result.flattened, [d.format() for d in result.diagnostics]
-    flat = load_module(result.source, "split_records_writes_flat")
-    assert flat.Counts.compile_path == "island"
-    assert "backward may write" in flat.Counts._inliner_fallback
+    original = load_module(source, f"split_records_writes_{path}_{len(source)}_original")
+    flat = load_module(result.source, f"split_records_writes_{path}_{len(source)}_flat")
+    assert flat.Counts.compile_path == path, flat.Counts.compile_reason
+    want, want_breaks = _retained_grads(original.Counts, compiled=True)
+    got, got_breaks = _retained_grads(flat.Counts, compiled=True)
+    assert all(torch.allclose(a, b) for a, b in zip(got, want, strict=True))
+    assert got_breaks == want_breaks
+    eager, _ = _retained_grads(original.Counts, compiled=False)
+    retained_alike = all(torch.allclose(a, b) for a, b in zip(eager, want, strict=True))
+    assert retained_alike == (path == "island")  # the compiled original differs from the eager one
 
 
 READS = """

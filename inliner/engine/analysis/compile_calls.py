@@ -190,10 +190,12 @@ def _module_value_call(walker, call: ast.Call, name: str, also: set[str], discar
 @dataclass(frozen=True)
 class HelperRecord:
     """A helper handed the ctx record: the parameter that receives it, and whether the
-    caller is the forward that made it (its writes are then the original's ctx writes)."""
+    caller is the forward that made it (its writes are then the original's ctx writes) or
+    the backward (whose writes the lowering knows: ``backward_writes_ctx``)."""
 
     param: str
     owned: bool
+    from_backward: bool = False
 
 
 def _record_parameter(walker, call: ast.Call, helper: ast.FunctionDef) -> HelperRecord | None:
@@ -217,7 +219,7 @@ def _record_parameter(walker, call: ast.Call, helper: ast.FunctionDef) -> Helper
     declared = any(isinstance(n, (ast.Global, ast.Nonlocal)) and param in n.names for n in ast.walk(helper))
     if rebinds or declared:
         return None
-    return HelperRecord(param, walker.owns_record)
+    return HelperRecord(param, walker.owns_record, walker.backward_record)
 
 
 def _qualified_call(walker, call: ast.Call, qualified: set[str], discarded: bool) -> None:

@@ -32,7 +32,7 @@ from inliner.engine.analysis.foreign import ForeignModules, Where
 from inliner.engine.analysis.scopes import Scope, ScopeIndex
 from inliner.engine.docstrings import without_docstring
 from inliner.engine.function_class.decorators import DecoratorUse
-from inliner.engine.model import CustomVJP
+from inliner.engine.model import CustomVJP, VJPSpec
 from inliner.engine.source import SourceText
 
 
@@ -103,9 +103,7 @@ class CompileContext:
         vjp.spec.backward_kind = backward.kind
         vjp.spec.backward_reason = backward.reason
         vjp.spec.backward_nones = inferred.backward_nones
-        vjp.spec.split_decorators = bool(vjp.spec.decorators) and not any(
-            use.kind == "compile" for use in vjp.spec.decorators
-        )
+        vjp.spec.forward_argument_writes = forward.argument_writes
         return decided
 
     def _wrapper_kind(self, use: DecoratorUse, module_scope: Scope) -> str:
@@ -132,8 +130,10 @@ def _with_lowering_facts(
     """Add what the lowering knows and the bodies do not show: decorators the carriers
     replay around fwd/bwd (a project's wrapper is ``wrapper_kind`` for the member it
     decorates; ``torch.compile`` on a body is dynamo inside a graph), and a ctx record that
-    backward writes (its effect must happen on every backward, as the original's ctx
-    writes do)."""
+    backward writes (its effect must happen on every eager backward, as the original's ctx
+    writes do). Sets alone, with nothing else dynamo refuses in backward, are what dynamo
+    traces on the original's ctx: ``spec.record_sets_only`` lets such a record take the
+    split path (docs/compile.md, "ctx records")."""
     spec = vjp.spec
     found: list[tuple[str, str, tuple[str, ...]]] = []  # (kind, reason, the parts it makes so)
     both = ("forward", "backward")
@@ -147,14 +147,15 @@ def _with_lowering_facts(
                 both if kind == SIDE_EFFECTING else ("forward" if use.member == "forward" else "backward",)
             )
             found.append((kind, f"{use.member}'s decorator {target} is replayed around it", roles))
-    if spec.backward_writes_ctx:
-        found.append((SIDE_EFFECTING, f"backward writes {spec.backward_writes_ctx[0]}", ("backward",)))
-    if not found:
+    if not found and not spec.backward_writes_ctx:
         return inferred
     parts = {role: inferred.part(role) for role in both}
+    if spec.backward_writes_ctx:
+        spec.record_sets_only = not spec.backward_deletes_ctx and _kind_with(found, parts, "backward") != SIDE_EFFECTING
+        found.append((SIDE_EFFECTING, _ctx_write_reason(spec), ("backward",)))
     for kind, reason, roles in found:
         for role in roles:
-            if _RANK[kind] > _RANK[parts[role].kind]:
+            if _RANK[kind] > _RANK[parts[role].kind] or (kind == SIDE_EFFECTING and parts[role].argument_writes):
                 parts[role] = CompileKind(kind, reason)
         if _RANK[kind] > _RANK[inferred.kind]:
             inferred = dataclasses.replace(inferred, kind=kind, reason=reason)
@@ -162,6 +163,20 @@ def _with_lowering_facts(
     if nones is None and not parts["backward"].traceable:  # what an op running bwd must know
         nones = static_nones(_as_ast(vjp.bwd))
     return dataclasses.replace(inferred, forward=parts["forward"], backward=parts["backward"], backward_nones=nones)
+
+
+def _ctx_write_reason(spec: VJPSpec) -> str:
+    """``backward writes ctx.calls``, ``backward calls bump, which deletes c.n``."""
+    verb = "deletes" if spec.backward_deletes_ctx else "writes"
+    written = (spec.backward_deletes_ctx or spec.backward_writes_ctx)[0]
+    helper, _, attribute = written.rpartition("(): ")
+    return f"backward calls {helper}, which {verb} {attribute}" if helper else f"backward {verb} {written}"
+
+
+def _kind_with(found: list[tuple[str, str, tuple[str, ...]]], parts: dict[str, CompileKind], role: str) -> str:
+    """``role``'s kind from its body and what ``found`` adds to it."""
+    kinds = [parts[role].kind, *(kind for kind, _, roles in found if role in roles)]
+    return max(kinds, key=_RANK.__getitem__)
 
 
 def _qualname(scope: Scope, name: str) -> str:

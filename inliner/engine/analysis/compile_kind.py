@@ -72,6 +72,9 @@ class CompileKind:
     #: positions whose gradient every return of the backward gives as a literal None
     #: (None: not known), see ``static_nones``
     backward_nones: tuple[int, ...] | None = None
+    #: a side-effecting forward's: the arguments it writes into, when those writes are
+    #: all its effects (``Finding.argument``)
+    argument_writes: tuple[int, ...] = ()
 
     @property
     def traceable(self) -> bool:
@@ -90,6 +93,8 @@ class Finding:
     position: tuple[int, int] = (0, 0)
     #: a backward's write into one of its residuals (``seen.append(1)``, ``cache[k] = v``)
     changes_residual: bool = False
+    #: a forward's write into what its caller passed at this position (``seen.append(x)``)
+    argument: int | None = None
 
 
 def worst(findings: Iterable[Finding]) -> Finding | None:
@@ -216,7 +221,7 @@ def classify(bodies: list[Body], scope: Scope, facts: ModuleFacts) -> CompileKin
     first = worst(findings)
     if first is None or first.kind == TRACEABLE:
         return CompileKind()
-    forward = _kind_of([f for f in findings if f not in backward_findings])
+    forward = _forward_kind([f for f in findings if f not in backward_findings])
     return CompileKind(
         first.kind, first.text, forward=forward, backward=_kind_of(backward_findings), backward_nones=nones
     )
@@ -225,6 +230,17 @@ def classify(bodies: list[Body], scope: Scope, facts: ModuleFacts) -> CompileKin
 def _kind_of(findings: list[Finding]) -> CompileKind:
     first = worst(findings)
     return CompileKind() if first is None else CompileKind(first.kind, first.text)
+
+
+def _forward_kind(findings: list[Finding]) -> CompileKind:
+    """The forward's kind, with the arguments it writes into where those are all its
+    effects: dynamo guards what a caller hands over, so a list there recompiles the
+    original and an island alike (``inliner.runtime._dynamo``, argument effects)."""
+    kind = _kind_of(findings)
+    effects = [f.argument for f in findings if f.kind == SIDE_EFFECTING]
+    if not effects or None in effects:
+        return kind
+    return dataclasses.replace(kind, argument_writes=tuple(sorted({a for a in effects if a is not None})))
 
 
 # -- where a backward gives None ------------------------------------------------------------
@@ -410,6 +426,8 @@ class _Walker(Visitor):
             self.record, self.owns_record = record.param, record.owned
         else:
             self.record, self.owns_record = "", False
+        #: the record is backward's, whose attribute writes the lowering judges (``backward_writes_ctx``)
+        self.backward_record = bool(self.record) and (self.in_backward or (record is not None and record.from_backward))
         self.outer = scope  # where free names resolve
         self.facts = facts
         self.body = body
@@ -430,7 +448,22 @@ class _Walker(Visitor):
         if kind != TRACEABLE:
             position = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
             changes = into is not None and self.in_backward and self._is_residual(into)
-            self.findings.append(Finding(kind, text, position, changes_residual=changes))
+            argument = self._argument(into) if into is not None else None
+            self.findings.append(Finding(kind, text, position, changes_residual=changes, argument=argument))
+
+    def _argument(self, expr: ast.AST) -> int | None:
+        """The position of the forward's own parameter ``expr`` reaches (``seen``,
+        ``seen[0]``), when the forward never rebinds it; None elsewhere."""
+        if self.body is None or self.body.role != "forward":
+            return None
+        root = _root_name(expr)
+        scope = self.lookup(root) if root is not None else None
+        if scope is None or scope.parent is not None or root not in scope.params:
+            return None
+        if any(name == root for name, _ in scope.bindings):
+            return None
+        positional = [a.arg for a in (*self.func.args.posonlyargs, *self.func.args.args)]
+        return positional.index(root) if root in positional else None
 
     def _is_residual(self, expr: ast.AST, depth: int = 0) -> bool:
         """``expr`` reaches into one of bwd's residuals (what forward kept on ctx), directly
@@ -483,6 +516,14 @@ class _Walker(Visitor):
             and self.scope is not None
             and self.scope.parent is None
         )
+
+    def _reaches_record(self, expr: ast.AST) -> bool:
+        """``expr`` names the ctx record, here or from a function nested in the body (a
+        closure's ``state.cache = ...``, which the lowering counts as a ctx write too)."""
+        if not isinstance(expr, ast.Name) or expr.id != self.record:
+            return False
+        scope = self.lookup(expr.id)
+        return scope is not None and scope.parent is None
 
     # -- names: free reads of changing globals -----------------------------------------------
     def visit_Name(self, node: ast.Name) -> None:
@@ -574,6 +615,8 @@ class _Walker(Visitor):
         if isinstance(target, ast.Attribute):
             if self.is_record(target.value) and self.owns_record:
                 return  # fwd's ``state.x = ...`` is the original's ``ctx.x = ...``: state fwd made
+            if self.backward_record and self._reaches_record(target.value):
+                return  # bwd's is the original backward's ctx write: ``compile_context`` judges those
             if self.is_external(target.value) or self._is_known_tensor(target.value):
                 self.note(target, SIDE_EFFECTING, f"{verb} {self.where(target)}")
             return

@@ -104,7 +104,7 @@ TORCH_ONLY = frozenset(
         "_set_sequence_nr",
     }
 )
-_ATTRIBUTE_BUILTINS = {"getattr": "read", "hasattr": "read", "setattr": "write", "delattr": "write"}
+_ATTRIBUTE_BUILTINS = {"getattr": "read", "hasattr": "read", "setattr": "write", "delattr": "delete"}
 _LAZY_SCOPES = (cst.FunctionDef, cst.Lambda, cst.GeneratorExp)
 
 #: ``resolve(name, from_helper)``: what a call of ``name`` reaches, seen from the class's
@@ -121,6 +121,8 @@ class CtxFacts:
     reads_needs_input_grad: bool = False
     #: attributes backward (or jvp) writes, as ``ctx.attr`` (or ``helper(): ctx.attr``)
     writes: list[str] = field(default_factory=list)
+    #: those of ``writes`` that delete the attribute (``del ctx.attr``, ``delattr``)
+    deletes: list[str] = field(default_factory=list)
 
 
 class _CtxChecker(cst.CSTVisitor):
@@ -194,13 +196,15 @@ class _CtxChecker(cst.CSTVisitor):
         if isinstance(parent, cst.Call) and parent.func is attr:
             kind = "call"
         elif _is_target(attr, parents):
-            kind = "write"
+            kind = "delete" if any(isinstance(p, cst.Del) for p in parents) else "write"
         else:
             kind = "read"
         self._use(attr.attr.value, kind, attr)
 
     def _use(self, name: str, kind: str, node: cst.CSTNode) -> None:
         ctx = self.ctx
+        deletes = kind == "delete"
+        kind = "write" if deletes else kind
         if (name.startswith("__") and name.endswith("__")) or name.startswith("_inliner_"):
             self._refuse(Code.CTX_UNSUPPORTED, f"`{ctx}.{name}` is not an attribute a record can stand in for", node)
         if name in TORCH_ONLY:
@@ -226,6 +230,8 @@ class _CtxChecker(cst.CSTVisitor):
         if kind == "write" and self.role in ("backward", "jvp"):
             where = f"{self.func.name.value}(): " if self.call_site else ""
             self.context.facts.writes.append(f"{where}{ctx}.{name}")
+            if deletes:
+                self.context.facts.deletes.append(f"{where}{ctx}.{name}")
 
     # -- f(..., ctx, ...) ---------------------------------------------------------------
     def _argument(self, call: cst.Call, arg: cst.Arg) -> None:
@@ -392,6 +398,7 @@ class RecordLowering:
             jvp=jvp_name if self.jvp is not None else None,
             record_reason=self.reason,
             backward_writes_ctx=tuple(dict.fromkeys(context.facts.writes)),
+            backward_deletes_ctx=tuple(dict.fromkeys(context.facts.deletes)),
         )
         return fwd_def, bwd_def, spec, extra
 

@@ -526,7 +526,8 @@ def test_a_helper_handed_the_record_otherwise_is_side_effecting(forward, backwar
     [
         ("seen.append(x)\nreturn x * 2", "x, seen", (1,)),
         ("cache['k'] = x\nseen.extend([x])\nreturn x * 2", "x, seen, cache", (1, 2)),
-        ("seen[0].append(x)\nreturn x * 2", "x, seen", (1,)),
+        ("seen[0].append(x)\nreturn x * 2", "x, seen", ()),
+        ("seen.data[0] = x\nreturn x * 2", "x, seen", ()),
         # not only into arguments, or not into what the caller passed
         ("seen.append(x)\nLOG.append(1)\nreturn x * 2", "x, seen", ()),
         ("seen = seen or []\nseen.append(x)\nreturn x * 2", "x, seen", ()),

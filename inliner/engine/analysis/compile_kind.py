@@ -452,12 +452,13 @@ class _Walker(Visitor):
             self.findings.append(Finding(kind, text, position, changes_residual=changes, argument=argument))
 
     def _argument(self, expr: ast.AST) -> int | None:
-        """The position of the forward's own parameter ``expr`` reaches (``seen``,
-        ``seen[0]``), when the forward never rebinds it; None elsewhere."""
-        if self.body is None or self.body.role != "forward":
+        """The position of the forward's own parameter ``expr`` names (``seen`` in
+        ``seen.append(x)``, not ``seen.data`` or ``seen[0]``: the runtime reads the type of
+        what the caller passed), when the forward never rebinds it; None elsewhere."""
+        if self.body is None or self.body.role != "forward" or not isinstance(expr, ast.Name):
             return None
-        root = _root_name(expr)
-        scope = self.lookup(root) if root is not None else None
+        root = expr.id
+        scope = self.lookup(root)
         if scope is None or scope.parent is not None or root not in scope.params:
             return None
         if any(name == root for name, _ in scope.bindings):

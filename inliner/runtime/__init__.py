@@ -45,6 +45,7 @@ import torch.fx
 # dynamo's frame hook (None where no torch.compile is running); every torch inliner
 # supports (2.9 and later) has it
 from torch._C._dynamo.eval_frame import get_eval_frame_callback, set_eval_frame
+from torch.autograd import Function
 
 from inliner.runtime import _members
 from inliner.runtime._carriers import Carriers, _build_carriers, _decorated_forward, _fast_apply
@@ -244,7 +245,7 @@ def _bind(backward_name: str, **fields: Any) -> Callable:
     spec = _spec(**fields)
     spec = dataclasses.replace(spec, decorated=_decorations(spec, backward_name))
     made = _callables(spec)
-    node = _graph_node(made.flat)
+    node = _graph_node(made.graph_call)
     _describe(spec, made, node)
     _register_with_dynamo(_DynamoEntry(spec, made.flat, node, made.public, made.untraced, made.dispatch))
     _register_with_thunder((made.flat, node, made.public), spec)
@@ -358,7 +359,8 @@ class _Callables(NamedTuple):
     public: Callable  # what the user calls: ``flat``, behind input casting and an island if any
     carriers: Callable[[], Carriers]  # the carriers, built on the first call
     dispatch: Callable  # (args, kwargs): an fx node, or the call with no tracer checks
-    untraced: Callable  # (args, kwargs) -> the carrier's result, no tracer checks
+    untraced: Callable  # (args, kwargs) -> the graph carrier's result, no tracer checks
+    graph_call: Callable  # (args, kwargs): what dynamo's graph node runs (the graph carrier)
 
 
 def _callables(spec: Spec) -> _Callables:
@@ -374,6 +376,7 @@ def _callables(spec: Spec) -> _Callables:
     not_objects = _NOT_OBJECTS
     frame_hook = get_eval_frame_callback
     own: dict = {}  # the public callable's attributes, once it is made
+    graph_carrier: list[type[Function]] = []  # the eager carrier as dynamo's graph node runs it
     members: list[Callable] = []  # its F.forward and F.backward trampolines (_members)
 
     def carriers() -> Carriers:
@@ -420,20 +423,37 @@ def _callables(spec: Spec) -> _Callables:
             if prior is not None:
                 set_eval_frame(prior)
 
-    def untraced(args: tuple, kwargs: dict) -> Any:
+    def untraced(args: tuple, kwargs: dict, graph: bool = False) -> Any:
         if functorch_active():
             return carriers().functorch_apply(*args, **kwargs)
         eager = carriers().eager
         if _members.replaced(own, members):  # F.forward patched from outside
             eager = _members.with_replacements(eager, own, members)
+            return (_graph_carrier(eager, spec.decorated) if graph else eager).apply(*args, **kwargs)
+        if graph:
+            if not graph_carrier:
+                graph_carrier.append(_graph_carrier(eager, spec.decorated))
+            eager = graph_carrier[0]
         return eager.apply(*args, **kwargs)
+
+    def graph_call(args: tuple, kwargs: dict) -> Any:
+        # dynamo's graph node: run at compile time by AOTAutograd (fake tensors), or at run
+        # time by a backend without it; never by eager code
+        if _find_proxy((args, kwargs)) is not None or functorch_active():
+            return dispatch(args, kwargs)
+        prior = set_eval_frame(None)
+        try:
+            return untraced(args, kwargs, graph=True)
+        finally:
+            if prior is not None:
+                set_eval_frame(prior)
 
     public = _public(spec, flat)
     docs = {"forward": getattr(spec.fwd, "__doc__", None), "backward": getattr(spec.bwd, "__doc__", None)}
     members.extend(_members.trampolines(spec.name, spec.module, docs, carriers))
     own = public.__dict__
     own.update(zip(_members.MEMBERS, members))
-    return _Callables(flat, public, carriers, dispatch, untraced)
+    return _Callables(flat, public, carriers, dispatch, functools.partial(untraced, graph=True), graph_call)
 
 
 def _public(spec: Spec, flat: Callable) -> Callable:
@@ -534,15 +554,37 @@ class _DynamoEntry:
         self.dispatch = dispatch
 
 
-def _graph_node(flat: Callable) -> Callable:
+def _graph_node(graph_call: Callable) -> Callable:
     """A twin of ``flat`` for dynamo's graph, what it holds for a traceable call: dynamo
     replaces ``flat`` itself by a shim (``inliner.runtime._dynamo``) whose plain-argument
-    calls end in this one node."""
+    calls end in this one node, which runs the graph carrier (``_graph_carrier``)."""
 
     def node(*args: Any, **kwargs: Any) -> Any:
-        return flat(*args, **kwargs)
+        return graph_call(args, kwargs)
 
     return node
+
+
+def _graph_carrier(eager: type[Function], decorated: Decorated | None) -> type[Function]:
+    """``eager`` as dynamo's graph node runs it: a gradient backward gives for an input
+    that needs none (a number, a module, a dataclass passed to forward) is dropped, as the
+    compiled original drops it (``autograd_function_apply`` differentiates its tensor
+    inputs alone); eager autograd raises on one given for a non-tensor, and a compiled
+    call would raise while AOTAutograd traces the backward, at the forward call."""
+    backward = eager.backward
+
+    def graph_backward(ctx: Any, *grads: Any) -> Any:
+        result = backward(ctx, *grads)
+        needs = ctx.needs_input_grad
+        if not isinstance(result, tuple):
+            return result if needs and needs[0] else None
+        return tuple(g if i >= len(needs) or needs[i] else None for i, g in enumerate(result))
+
+    namespace = {"backward": staticmethod(graph_backward), "__module__": eager.__module__}
+    carrier = type(eager.__name__, (eager,), {**namespace, "__qualname__": eager.__qualname__})
+    if decorated is not None:  # its backward trampoline tells the eager carrier's ctx by type
+        decorated.eager_ctxs.add(carrier._backward_cls)  # type: ignore[attr-defined]
+    return carrier
 
 
 def _eager_island(target: Callable, message: str) -> Callable:

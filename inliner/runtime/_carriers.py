@@ -154,7 +154,7 @@ def _build_carriers(spec: Spec) -> Carriers:
     else:
         eager = _combined_carrier(spec, check)
     if spec.decorated is not None:
-        spec.decorated.eager_ctx = eager._backward_cls
+        spec.decorated.eager_ctxs.add(eager._backward_cls)
         if spec.fill_defaults:
             spec.decorated.eager_backward = backward
     return Carriers(eager, functorch, _functorch_apply(spec, slot, functorch, eager))

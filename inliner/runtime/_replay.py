@@ -45,7 +45,7 @@ class Decorated:
         """``signature``: ``fwd``'s parameter list as source text, the matching call
         arguments and the defaults they reference (``__defaults[...]``)."""
         self.eager_forward: Callable | None = None  # the eager carrier's undecorated forward
-        self.eager_ctx: type | None = None  # the eager carrier's ctx type
+        self.eager_ctxs: set[type] = set()  # the eager carrier's ctx type (and its graph carrier's)
         self.eager_backward: Callable | None = None
         self.functorch_backward: Callable | None = None  # the setup_context carrier's backward
         self.standin_backward: Callable | None = None  # thunder's: reads the stand-in
@@ -65,7 +65,7 @@ class Decorated:
     def _backward_trampoline(self) -> Callable:
         def backward(ctx: Any, *grads: Any) -> Any:
             kind = type(ctx)
-            if kind is self.eager_ctx:
+            if kind in self.eager_ctxs:
                 return self.eager_backward(ctx, *grads)  # type: ignore[misc]
             if kind is CtxStandIn:
                 return self.standin_backward(ctx, *grads)  # type: ignore[misc]

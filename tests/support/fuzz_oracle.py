@@ -360,12 +360,13 @@ def _compile_kind_failures(result, expected: dict[str, tuple[str, str]]) -> list
 
 def _kind_keywords(kind: Any) -> dict[str, str]:
     """The keywords the emitter gives a kind: the forward's as ``compile_kind``, the
-    backward's apart where it differs (not after a side-effecting forward)."""
+    backward's apart where it differs (not after a side-effecting forward, unless its
+    effects are writes into its arguments alone, which may take the split path)."""
     forward, backward = kind.part("forward"), kind.part("backward")
     keywords = {}
     if forward.kind != "traceable":
         keywords.update(compile_kind=forward.kind, compile_reason=forward.reason)
-    if forward.kind != "side_effecting" and backward.kind != forward.kind:
+    if (forward.kind != "side_effecting" or forward.argument_writes) and backward.kind != forward.kind:
         keywords["backward_kind"] = backward.kind
         if backward.kind != "traceable":
             keywords["backward_reason"] = backward.reason

@@ -54,9 +54,9 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
     if spec.fill_defaults:
         keywords.append(("fill_defaults", cst.Name("True")))
     if spec.forward_decorators:
-        keywords.append(("forward_decorators", cst.Tuple([cst.Element(d) for d in spec.forward_decorators])))
+        keywords.append(("forward_decorators", _decorators(spec.forward_decorators, spec.made_in_function)))
     if spec.backward_decorators:
-        keywords.append(("backward_decorators", cst.Tuple([cst.Element(d) for d in spec.backward_decorators])))
+        keywords.append(("backward_decorators", _decorators(spec.backward_decorators, spec.made_in_function)))
         if spec.backward_name != "backward":
             keywords.append(("backward_name", cst.SimpleString(f'"{spec.backward_name}"')))
     if spec.bwd_needs_input_grad:
@@ -87,6 +87,16 @@ def _spec_keywords(spec: VJPSpec) -> list[cst.Arg]:
         cst.Arg(value, keyword=cst.Name(key), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
         for key, value in keywords
     ]
+
+
+def _decorators(decorators: tuple[cst.BaseExpression, ...], lazily: bool) -> cst.BaseExpression:
+    """``(torch.no_grad(),)``; inside a function, ``lambda: (torch.no_grad(),)``: a factory
+    called in a compiled region would have dynamo build the decorators and hand them to
+    ``custom_vjp`` across its graph break, and a ``torch.no_grad()`` dynamo hands over
+    turns grad mode off for the rest of the frame and after it (torch 2.13), where the
+    original's class statement breaks the graph before its decorators are evaluated."""
+    listed = cst.Tuple([cst.Element(d) for d in decorators])
+    return cst.Lambda(cst.Parameters(), listed) if lazily else listed
 
 
 def _backward_kind_keywords(spec: VJPSpec) -> list[tuple[str, cst.BaseExpression]]:

@@ -28,6 +28,9 @@ class VJPSpec:
     fill_defaults: bool = False
     forward_decorators: tuple[cst.BaseExpression, ...] = ()
     backward_decorators: tuple[cst.BaseExpression, ...] = ()
+    #: the class was defined inside a function (a factory), whose call may run inside a
+    #: compiled region: its decorators are emitted as a function returning them
+    made_in_function: bool = False
     #: what each of those is (``inliner.engine.function_class.decorators.DecoratorUse``): not emitted, read by
     #: whoever decides how the flat callable may be compiled
     decorators: tuple[Any, ...] = ()

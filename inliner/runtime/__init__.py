@@ -187,8 +187,8 @@ def custom_vjp(
     dirty_idx: Sequence[int] = (),
     materialize_grads: bool = True,
     fill_defaults: bool = False,
-    forward_decorators: Sequence[Callable] = (),
-    backward_decorators: Sequence[Callable] = (),
+    forward_decorators: Sequence[Callable] | Callable[[], Sequence[Callable]] = (),
+    backward_decorators: Sequence[Callable] | Callable[[], Sequence[Callable]] = (),
     backward_name: str = "backward",
     bwd_needs_input_grad: bool = False,
     bwd_reads_saved: bool = True,
@@ -263,8 +263,8 @@ def _spec(
     dirty_idx: Sequence[int],
     materialize_grads: bool,
     fill_defaults: bool,
-    forward_decorators: Sequence[Callable],
-    backward_decorators: Sequence[Callable],
+    forward_decorators: Sequence[Callable] | Callable[[], Sequence[Callable]],
+    backward_decorators: Sequence[Callable] | Callable[[], Sequence[Callable]],
     bwd_needs_input_grad: bool,
     bwd_reads_saved: bool,
     saved_on_demand: bool,
@@ -286,6 +286,9 @@ def _spec(
     forward_writes_arguments: Sequence[int],
 ) -> Spec:
     """The keywords ``custom_vjp`` was given, checked, as the ``Spec`` its carriers read."""
+    # decorators may come as a function returning them (what the engine writes in a function)
+    forward_decorators = forward_decorators() if callable(forward_decorators) else forward_decorators
+    backward_decorators = backward_decorators() if callable(backward_decorators) else backward_decorators
     check_indices(
         name,
         saved_for_backward_idx=saved_for_backward_idx,

@@ -149,6 +149,9 @@ def check(
             outcome.failures.append(f"side-effects-differ: {diff}")
     if compiled or (compiled is None and fuzz_compiled.takes_compiled(source)):
         outcome.failures.extend(fuzz_compiled.compiled_failures(original_mod, rewritten_mod, result.source))
+    if not torch.is_grad_enabled():  # what ran left grad mode off: every later case would differ
+        torch.set_grad_enabled(True)
+        outcome.failures.append("grad-mode-left-off: grad mode was off after the runs")
     if func and not result.refused:  # a refused class stays a ctx-style Function, which torch.func refuses
         for probe in probes:
             if not probe.func_ok:

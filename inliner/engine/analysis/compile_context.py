@@ -82,7 +82,9 @@ class CompileContext:
     ) -> CompileKind:
         inferred = classify(bodies or bodies_of(vjp, CLASS_RESIDUALS), scope, self.facts)
         module_scope = self.index.scopes_root(scope)
-        return self._record(vjp, inferred, self.class_pragma(cls), _qualname(scope, cls.name), module_scope)
+        qualname = _qualname(scope, cls.name)
+        vjp.spec.made_in_function = "<locals>" in qualname  # its binding may run in a compiled call
+        return self._record(vjp, inferred, self.class_pragma(cls), qualname, module_scope)
 
     def decide_call(
         self, call: ast.Call, scope: Scope, vjp: CustomVJP, bodies: list[Body] | None = None

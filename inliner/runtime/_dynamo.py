@@ -149,14 +149,12 @@ def register(entry: Any) -> None:
     # a record that may mark inputs dirty: the graph shim breaks the graph at every call
     entry.public.compile_path = "island" if path == "graph" and _may_mark_dirty(entry.spec) else path
     _allowed.watch(entry.public, entry.flat if path == "graph" else entry.public, entry.node)
-    if path == "split" and entry.spec.forward_writes_arguments:
-        island = _island_shim(entry.spec.name, entry.node, entry.public._torchdynamo_disable_msg)
-        _substitute(
-            entry.public, _argument_effects_shim(entry.spec.forward_writes_arguments, _split_shim(entry), island)
-        )
-        return
     if path == "split":
-        _substitute(entry.public, _split_shim(entry))
+        shim = _split_shim(entry)
+        if entry.spec.forward_writes_arguments:
+            island = _island_shim(entry.spec.name, entry.node, entry.public._torchdynamo_disable_msg)
+            shim = _argument_effects_shim(entry.spec.forward_writes_arguments, shim, island)
+        _substitute(entry.public, shim)
         return
     if path == "island":
         entry.public._inliner_fallback = fallback

@@ -135,7 +135,7 @@ def _with_lowering_facts(
     backward writes (its effect must happen on every eager backward, as the original's ctx
     writes do). Sets alone, with nothing else dynamo refuses in backward, are what dynamo
     traces on the original's ctx: ``spec.record_sets_only`` lets such a record take the
-    split path (docs/compile.md, "ctx records")."""
+    split path (docs/compile.md, "The paths")."""
     spec = vjp.spec
     found: list[tuple[str, str, tuple[str, ...]]] = []  # (kind, reason, the parts it makes so)
     both = ("forward", "backward")

@@ -85,6 +85,8 @@ def _keyword_value(name: str, node: ast.expr) -> Any:
     try:
         return ast.literal_eval(node)
     except ValueError:
+        if name.endswith("_decorators") and isinstance(node, ast.Lambda):  # written inside a function
+            node = node.body
         if name.endswith("_decorators") and isinstance(node, ast.Tuple):
             return tuple(_decorator for _ in node.elts)
         return _stand_in

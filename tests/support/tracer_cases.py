@@ -181,6 +181,15 @@ DRIVERS: dict[str, Driver] = {
             inputs=lambda: (_randn(3),),
             call=lambda f, x: f["make2"](x) + f["other"](x),
         ),
+        # made outside the traced call (tests/runtime/test_factory_decorators.py calls the
+        # factory inside a compiled one)
+        Driver(
+            case="factory_decorators",
+            resolve=lambda module, rewritten: {"Scale": module.make(2.0)},
+            inputs=lambda: (_randn(3),),
+            call=lambda f, x: f["Scale"](x),
+            names=("Scale",),
+        ),
         _driver("once_differentiable", ("Cube",), lambda: (_randn(3),), lambda f, x: f["Cube"](x)),
         # one tensor for several parameters: auto drivers would pass a copy per position
         _driver("repeated_inputs", ("Mul",), lambda: (_randn(3),), lambda f, x: f["Mul"](x, x), label="Mul"),

@@ -23,6 +23,7 @@ It imports torch-free code only (rewritten code imports it through the runtime).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,7 +46,9 @@ class Decorated:
         """``signature``: ``fwd``'s parameter list as source text, the matching call
         arguments and the defaults they reference (``__defaults[...]``)."""
         self.eager_forward: Callable | None = None  # the eager carrier's undecorated forward
-        self.eager_ctxs: set[type] = set()  # the eager carrier's ctx type (and its graph carrier's)
+        # the eager carrier's ctx type, and its graph carriers' (one per call where F.backward
+        # was patched from outside: held weakly)
+        self.eager_ctxs: weakref.WeakSet[type] = weakref.WeakSet()
         self.eager_backward: Callable | None = None
         self.functorch_backward: Callable | None = None  # the setup_context carrier's backward
         self.standin_backward: Callable | None = None  # thunder's: reads the stand-in

@@ -133,6 +133,7 @@ SPLIT_OUT_BY_DESIGN: dict[str, list[str]] = {
     "decorator_amp_aliases/Scale": ["Scale"],
     "decorator_amp_aliases/Picked": ["Picked"],
     "decorator_grad_mode/NoGrad": ["NoGrad"],
+    "factory_decorators": ["Scale"],  # NoGrad's shape, made by a factory
     "decorator_pass_through/Logged": ["Logged"],
     "decorator_pass_through/Scale": ["Scale"],
     "decorator_pass_through/Sine": ["Sine"],
@@ -176,6 +177,7 @@ ORIGINAL_FAILS: dict[str, dict[str, str]] = {
         "decorator_compile/Square": "AssertionError",  # a @torch.compile'd backward
         "decorator_grad_mode/GradInForward": "Unknown attribute requires_grad_",
         "decorator_grad_mode/NoGrad": "does not require grad and does not have a grad_fn",
+        "factory_decorators": "does not require grad and does not have a grad_fn",
         # ctx dynamics the rewrite keeps as a ctx record: thunder's ctx for a Function has
         # no such methods, and its trace breaks on attributes written in backward
         "record_backward_writes/Caches": "is being overwritten",
@@ -246,6 +248,7 @@ ORIGINAL_FAILS: dict[str, dict[str, str]] = {
         "decorator_imported": None,
         "decorator_grad_mode/GradInForward": None,
         "decorator_grad_mode/NoGrad": None,
+        "factory_decorators": None,
         "record_save_for_forward_conditional": None,
         # dynamo falls back to eager for these ctx dynamics too (and runs the original as is)
         "record_backward_writes/Forgets": None,

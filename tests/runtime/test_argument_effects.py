@@ -22,6 +22,10 @@ from tests.support.harness import load_module
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
+#: torch 2.13's dynamo traces the original's forward effects in the HOP; 2.9's breaks the
+#: graph at them (8 breaks and 17 graphs over 11 calls, measured), where the split path does not
+TORCH_2_13 = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 13)
+
 SOURCE = """
 import torch
 
@@ -135,7 +139,12 @@ def test_argument_effects_compile_no_worse_than_the_original(modules, name):
     if name == "AppendsToList":
         assert len(got_state) == len(want_state) == len(got["grads"])
         assert all(torch.equal(a, b) for a, b in zip(got_state, want_state, strict=True))
-        assert (got["breaks"], got["graphs"], got["given_up"]) == (want["breaks"], want["graphs"], want["given_up"])
+        got_counts = (got["breaks"], got["graphs"], got["given_up"])
+        want_counts = (want["breaks"], want["graphs"], want["given_up"])
+        if TORCH_2_13:
+            assert got_counts == want_counts
+        else:
+            assert all(g <= w for g, w in zip(got_counts, want_counts, strict=True)), (got_counts, want_counts)
     else:
         assert len(got_state) == len(want_state) == len(got["grads"])
         assert want["given_up"] > 0 and got["given_up"] == 0 and got["graphs"] <= 2, (want, got)
@@ -152,6 +161,7 @@ def test_a_list_written_into_compiles_whole(modules):
     assert torch.equal(x.grad, torch.full_like(x, 10.0)) and len(seen) == 1 and torch.equal(seen[0], x.detach())
 
 
+@pytest.mark.skipif(not TORCH_2_13, reason="torch 2.9's apply takes no keyword arguments (the original's too)")
 def test_a_call_by_keyword_stays_an_island(modules):
     """The shim reads the argument's type by position: a keyword call keeps the island."""
     flat = modules[1]

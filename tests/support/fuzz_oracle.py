@@ -369,7 +369,7 @@ def _kind_keywords(kind: Any) -> dict[str, str]:
     keywords = {}
     if forward.kind != "traceable":
         keywords.update(compile_kind=forward.kind, compile_reason=forward.reason)
-    if (forward.kind != "side_effecting" or forward.argument_writes) and backward.kind != forward.kind:
+    if (forward.kind != "side_effecting" or getattr(forward, "argument_writes", ())) and backward.kind != forward.kind:
         keywords["backward_kind"] = backward.kind
         if backward.kind != "traceable":
             keywords["backward_reason"] = backward.reason

@@ -29,6 +29,8 @@ from tests.support.harness import load_module
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
+TORCH_2_13 = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 13)
+
 HEAD = """\
 import logging
 import warnings
@@ -191,9 +193,14 @@ def test_a_forward_effect_dynamo_treats_as_the_original_s_takes_the_split_path(c
 
 @pytest.mark.parametrize("case", ["all_reduce on a group argument", "a method of an argument"])
 def test_fullgraph_compiles_the_rewrite_where_it_compiles_the_original(case, request):
+    """(torch 2.9's dynamo refuses the original's method call that sets an attribute inside
+    the autograd.Function HOP, "Mutating a variable not in the current scope"; the rewrite
+    compiles there too.)"""
     original, flat, _ = _pair(case)
     eager = _run(original, _argument(case, request), compiled=False)
     for module in (original, flat):
+        if module is original and case == "a method of an argument" and not TORCH_2_13:
+            continue
         result = _run(module, _argument(case, request), compiled=True, fullgraph=True)
         assert _same(result, eager) and result["effects"] == eager["effects"]
 

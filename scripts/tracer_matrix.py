@@ -187,9 +187,10 @@ def render(results: dict, versions: dict[str, str], not_driven: dict[str, str]) 
         "original is an `autograd.Function` (not a dumped `autograd_function_apply` graph). "
         f"torch rows: torch {versions['torch']}; thunder rows: {versions.get('thunder', 'not run')}. "
         "Each rewritten-column claim is a test: tests/tracers/test_tracers.py (torch rows, torch 2.13; on torch "
-        "2.9.1, 28 of its rows fail, none on a wrong value: graph breaks where a ctx record or replayed "
-        "decorators stay islands there, the original's outcomes pinned for 2.13, errors exporting numpy-bodied "
-        "records, object arguments and `@torch.compile` bodies, and one torch message worded differently) and tests/tracers/test_thunder.py (marker `thunder`; `bash scripts/thunder_env.sh` builds its "
+        "2.9.1, 37 of its rows fail, none on a wrong value: graph breaks where a ctx record or replayed "
+        "decorators stay islands there, or where 2.9's original breaks too (a forward effect), the original's "
+        "outcomes pinned for 2.13, errors exporting numpy-bodied records, object arguments and `@torch.compile` "
+        "bodies, and torch messages worded differently) and tests/tracers/test_thunder.py (marker `thunder`; `bash scripts/thunder_env.sh` builds its "
         "venv). Regenerate with `python scripts/tracer_matrix.py --thunder-python /tmp/thunder-venv/bin/python "
         "--update-docs`.",
         "",

@@ -15,7 +15,7 @@ import torch
 import inliner.runtime
 from inliner import flatten
 from tests.support.golden import case_dirs, render, side_effects
-from tests.support.harness import assert_same, differs, load_module, run_all
+from tests.support.harness import TORCH_VERSION, assert_same, differs, load_module, run_all
 
 CASES = case_dirs()
 IDS = [c.name for c in CASES]
@@ -69,13 +69,10 @@ def _comparable(case, results: dict) -> dict:
     return strip(results)
 
 
-_TORCH = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
-
-
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_rewritten_behaves_like_original(case):
     source = (case / "input.py").read_text()
-    if _TORCH < (2, 10) and not (case / "reference.py").is_file() and "saved_for_backward_idx" in source:
+    if TORCH_VERSION < (2, 10) and not (case / "reference.py").is_file() and "saved_for_backward_idx" in source:
         pytest.skip("the original calls the torch 2.13 form of autograd_function_apply (this is torch <= 2.9)")
     original = load_module(_original_source(case), f"{case.name}_original", case)
     rewritten = load_module((case / "output.py").read_text(), f"{case.name}_rewritten", case)

@@ -10,11 +10,11 @@ import torch
 import torch.func
 
 from tests.support.golden import GOLDEN
-from tests.support.harness import load_module
+from tests.support.harness import TORCH_2_13, load_module
 
 #: torch 2.9's ``Function.apply`` takes no keyword arguments (the original raises on them too,
 #: docs/semantics.md "[2.9 vs 2.13] kwargs"), so keyword call sites are 2.13's alone
-KEYWORDS_IN_APPLY = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 13)
+KEYWORDS_IN_APPLY = TORCH_2_13
 _NEEDS_KEYWORDS = pytest.mark.skipif(not KEYWORDS_IN_APPLY, reason="torch 2.9's apply takes no keyword arguments")
 
 SETUP_CONTEXT_MESSAGE = "must override the setup_context staticmethod"

@@ -13,11 +13,10 @@ import torch
 import torch._dynamo
 
 from inliner import flatten
-from tests.support.harness import load_module
+from tests.support.harness import TORCH_2_13, load_module
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-TORCH_2_13 = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 13)
 
 SOURCE = """
 import dataclasses

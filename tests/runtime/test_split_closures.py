@@ -19,8 +19,7 @@ import torch._dynamo
 import torch._dynamo.testing
 
 from inliner import flatten
-
-TORCH_2_13 = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 13)
+from tests.support.harness import TORCH_2_13
 
 SOURCE = """
 from dataclasses import dataclass

@@ -25,11 +25,10 @@ from torch._dynamo.utils import counters
 
 from inliner import flatten
 from tests.support import compile_checks as cc
-from tests.support.harness import load_module
+from tests.support.harness import TORCH_2_13, load_module
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-TORCH_2_13 = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 13)
 
 HEAD = """\
 import logging

@@ -20,6 +20,10 @@ from typing import Any
 
 import torch
 
+#: the installed torch's (major, minor); 2.13 and 2.9 differ where tests say so
+TORCH_VERSION = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+TORCH_2_13 = TORCH_VERSION >= (2, 13)
+
 _counter = itertools.count()
 
 

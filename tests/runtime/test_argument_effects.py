@@ -18,6 +18,7 @@ import torch._dynamo
 from torch._dynamo.utils import counters
 
 from inliner import flatten
+from tests.support import compile_checks as cc
 from tests.support.harness import TORCH_2_13, load_module
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -90,25 +91,14 @@ def modules() -> tuple[types.ModuleType, types.ModuleType]:
     return load_module(SOURCE, "argument_effects_original"), load_module(result.source, "argument_effects_flat")
 
 
-def _compiled_calls(fn, state, fullgraph: bool = False) -> dict:
-    """More compiled calls than the recompile limit, each differentiated."""
-    torch._dynamo.reset()
-    counters.clear()
+def _compiled_calls(fn, state) -> dict:
+    """More compiled calls than the recompile limit, each differentiated: the gradients,
+    and dynamo's counts."""
     apply = fn.apply if isinstance(fn, type) else fn
-    compiled = torch.compile(lambda x: apply(x * 1, state) * 2, backend="aot_eager", fullgraph=fullgraph)
-    grads = []
-    for seed in range(torch._dynamo.config.recompile_limit + 3):
-        torch.manual_seed(seed)
-        x = torch.randn(3, requires_grad=True)
-        compiled(x).sum().backward()
-        grads.append(x.grad)
-    frames = counters["frames"]
-    return {
-        "grads": grads,
-        "breaks": sum(counters["graph_break"].values()),
-        "graphs": counters["stats"]["unique_graphs"],
-        "given_up": frames["total"] - frames["ok"],
-    }
+    counts = cc.past_the_recompile_limit(
+        lambda x: apply(x * 1, state) * 2, lambda: (torch.randn(3, requires_grad=True),)
+    )
+    return {**counts, "grads": [grads[0] for _, grads in counts["calls"]]}
 
 
 def test_the_engine_names_the_argument_written_into(modules):

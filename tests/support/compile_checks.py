@@ -232,6 +232,29 @@ def graphs_and_breaks(fn: Callable, make_inputs: Callable) -> Result:
     return Result(True, details={"graphs": graphs, "breaks": breaks})
 
 
+def past_the_recompile_limit(fn: Callable, make_inputs: Callable) -> dict[str, Any]:
+    """More calls of ``torch.compile(fn, backend="aot_eager")`` than dynamo's recompile limit,
+    each differentiated: the calls' outputs and gradients (``call_and_differentiate``), the
+    graph breaks, the graphs compiled and the frames dynamo gave up on."""
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(fn, backend="aot_eager")
+    calls = []
+    for seed in range(torch._dynamo.config.recompile_limit + 3):
+        torch.manual_seed(seed)
+        calls.append(call_and_differentiate(compiled, make_inputs()))
+    frames = counters["frames"]
+    return {
+        "calls": calls,
+        "breaks": sum(counters["graph_break"].values()),
+        "graphs": counters["stats"]["unique_graphs"],
+        "given_up": frames["total"] - frames["ok"],
+    }
+
+
 def higher_order_ops(graphs: list[torch.fx.GraphModule]) -> list[str]:
     """The higher-order ops the graphs (and their submodules) call."""
     found = []

@@ -508,22 +508,6 @@ def test_graph_breaks_never_more_than_the_original(driver):
     assert rewrite.details["breaks"] <= original.details["breaks"], (rewrite.details, original.details)
 
 
-def _calls_past_the_recompile_limit(driver: str, rewritten: bool) -> dict:
-    """Dynamo's counts over more compiled calls than its recompile limit (aot_eager)."""
-    import torch._dynamo
-    from torch._dynamo.utils import counters
-
-    torch._dynamo.reset()
-    counters.clear()
-    compiled = torch.compile(tc.body(driver, rewritten), backend="aot_eager")
-    calls = torch._dynamo.config.recompile_limit + 4
-    for _ in range(calls):
-        outputs = compiled(*tc.make_inputs(driver))
-        tc.scalar_loss(outputs, tc.cotangents(outputs)).backward()
-    frames = counters["frames"]
-    return {"graphs": counters["stats"]["unique_graphs"], "given_up": frames["total"] - frames["ok"]}
-
-
 @pytest.mark.parametrize(
     "driver",
     [
@@ -537,8 +521,10 @@ def test_a_forward_side_effect_island_compiles_once_where_the_original_recompile
     break on one call: dynamo guards the state the original's forward changes and compiles
     it again on every call, until the recompile limit, past which it runs the whole frame
     eagerly. The island's graphs are compiled once, and no frame is given up."""
-    original = _calls_past_the_recompile_limit(driver, rewritten=False)
-    rewrite = _calls_past_the_recompile_limit(driver, rewritten=True)
+    original, rewrite = (
+        cc.past_the_recompile_limit(tc.body(driver, rewritten), lambda: tc.make_inputs(driver))
+        for rewritten in (False, True)
+    )
     assert original["graphs"] >= torch._dynamo.config.recompile_limit and original["given_up"] > 0, original
     assert rewrite["graphs"] <= 2 and rewrite["given_up"] == 0, rewrite
 

@@ -1,5 +1,6 @@
 """A Function made by a factory, its methods under ``@torch.no_grad()``, the factory called
-inside a compiled function (found by the differential fuzzer, seed 710080).
+inside a compiled function (found by the differential fuzzer, seed 710080; golden case
+``factory_decorators``, whose tracer driver makes it outside the compiled call).
 
 The original's class statement breaks dynamo's graph before its decorators are evaluated.
 The rewrite's ``custom_vjp`` call breaks it too, but dynamo evaluated the arguments first:
@@ -16,37 +17,20 @@ import torch
 import torch._dynamo
 
 from inliner import flatten
+from tests.support.golden import GOLDEN
 from tests.support.harness import load_module
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-SOURCE = """
-import torch
-
-
-def make_fn(power):
-    class Op(torch.autograd.Function):
-        @staticmethod
-        @torch.no_grad()
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * power
-
-        @staticmethod
-        @torch.no_grad()
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * x * 3
-
-    return Op.apply
-"""
+#: the golden case's original: ``make(power)`` returns ``Scale.apply``
+SOURCE = (GOLDEN / "factory_decorators" / "input.py").read_text()
 
 
 def _run(module, compiled: bool) -> tuple[bool, torch.Tensor, bool]:
     torch._dynamo.reset()
 
     def body(t):
-        return module.make_fn(2.0)(t * 1)
+        return module.make(2.0)(t * 1)
 
     run = torch.compile(body, backend="aot_eager") if compiled else body
     torch.manual_seed(0)

@@ -583,10 +583,9 @@ def _graph_carrier(eager: type[Function], decorated: Decorated | None) -> type[F
             return result if needs and needs[0] else None
         return tuple(g if i >= len(needs) or needs[i] else None for i, g in enumerate(result))
 
-    namespace = {"backward": staticmethod(graph_backward), "__module__": eager.__module__}
-    carrier = type(eager.__name__, (eager,), {**namespace, "__qualname__": eager.__qualname__})
+    carrier = _members.carrier_with(eager, {"backward": staticmethod(graph_backward)})
     if decorated is not None:  # its backward trampoline tells the eager carrier's ctx by type
-        decorated.eager_ctxs.add(carrier._backward_cls)  # type: ignore[attr-defined]
+        decorated.eager_ctxs.add(carrier._backward_cls)
     return carrier
 
 

@@ -48,6 +48,11 @@ def with_replacements(eager: type[Function], own: dict, defaults: list[Callable]
         for member, default in zip(MEMBERS, defaults)
         if member in own and own[member] is not default
     }
+    return carrier_with(eager, members)
+
+
+def carrier_with(eager: type[Function], members: dict[str, Any]) -> type[Function]:
+    """``eager`` with ``members`` in place of its own: a subclass under its names."""
     return type(
         eager.__name__, (eager,), {**members, "__module__": eager.__module__, "__qualname__": eager.__qualname__}
     )

@@ -133,6 +133,28 @@ TRACEABLE_BODIES = {
     "no_grad and a lambda": ("with torch.no_grad():\n    f = lambda t: t * 2\n    y = f(x)\nreturn y * x",),
     "raising an error": ("if x.dim() != 1:\n    raise ValueError('1-d only')\nreturn x * 2",),
     "a ctx attribute that is a float": ("ctx.k = 2.0\nreturn x * 2", "return g * ctx.k"),
+    # the write sees only the rebinding (``reaching.py``): TransformerEngine's _ViewFunc
+    "an item write into an argument rebound to a list it made": (
+        "if -1 in shape:\n    shape = list(shape)\n    for i, d in enumerate(shape):\n"
+        "        if d == -1:\n            shape[i] = 1\nreturn x.reshape(shape)",
+        "return g.reshape(x_shape), None",
+        "x, shape",
+        "\nx_shape = (2, 3)\n",
+    ),
+    "an item write into a tensor argument rebound to its clone": ("x = x.clone()\nx[0] += 1.0\nreturn x",),
+    "a shape list written, then rebound to a size": (
+        "shape = list(x.shape)\nshape[0] = 1\nshape = torch.Size(shape)\nreturn x.new_zeros(shape) + x[:1]",
+    ),
+    "a choice of tuples extended on a branch": (
+        "outs = (x,) if w is None else (x, w)\nif w is None:\n    outs += (x * 3,)\nreturn outs[0] * len(outs)",
+        "return g, None",
+        "x, w",
+    ),
+    "a tuple of arguments extended on a branch": (
+        "saved = (x, w)\nif x.dim() > 1:\n    saved += (w,)\nreturn x * len(saved)",
+        "return g, g",
+        "x, w",
+    ),
 }
 
 
@@ -147,7 +169,11 @@ SIDE_EFFECTING = {
         ("return x * 2", "STATE.count += 1\nreturn g"),
         "backward updates module-level STATE.count",
     ),
-    "a global rebound": (("global COUNT\nCOUNT = 1\nreturn x * 2",), "forward assigns module-level COUNT"),
+    "a global counted up": (("global COUNT\nCOUNT = COUNT + 1\nreturn x * 2",), "forward assigns module-level COUNT"),
+    "a global set in backward": (
+        ("return x * 2", "global COUNT\nCOUNT = 1\nreturn g"),
+        "backward assigns module-level COUNT",
+    ),
     "print in backward": (("return x * 2", "print('backward')\nreturn g"), "backward calls print"),
     "logging in backward": (
         ("return x * 2", "logger.info('b')\nreturn g"),
@@ -207,9 +233,21 @@ SIDE_EFFECTING = {
         ("acc += [x]\nreturn x * 2", "return g, None", "x, acc"),
         "forward extends argument acc",
     ),
-    "an item of an argument": (
-        ("cfg['calls'] = 1\nreturn x * 2", "return g, None", "x, cfg"),
+    "an item of an argument updated": (
+        ("cfg['calls'] += 1\nreturn x * 2", "return g, None", "x, cfg"),
         "forward writes an item of argument cfg",
+    ),
+    "an item set from what it writes": (
+        ("cfg[len(cfg)] = 1\nreturn x * 2", "return g, None", "x, cfg"),
+        "forward writes an item of argument cfg",
+    ),
+    "an attribute set from itself": (
+        ("STATE.count = STATE.count + 1\nreturn x * 2",),
+        "forward sets module-level STATE.count",
+    ),
+    "a tensor's data set": (
+        ("w.data = x.detach()\nreturn x * w", "return g, g", "x, w"),
+        "forward sets argument w.data",
     ),
     "an attribute of an argument": (("x.data = x.data * 2\nreturn x * 1",), "forward sets argument x.data"),
     "a helper with a side effect": (
@@ -217,6 +255,56 @@ SIDE_EFFECTING = {
         "forward calls helper, which appends to module-level LOG",
     ),
     "a result thrown away": (("acc.add(x)\nreturn x * 2", "return g, None", "x, acc"), "forward adds to argument acc"),
+    # where flow cannot show that only a rebinding reaches the write (``reaching.py``)
+    "a write before the argument is rebound": (
+        ("shape[0] += 1\nshape = list(shape)\nreturn x * 2", "return g, None", "x, shape"),
+        "forward writes an item of argument shape",
+    ),
+    "a write after a rebinding on one branch": (
+        ("if x.dim() > 1:\n    shape = list(shape)\nshape[0] += 1\nreturn x * 2", "return g, None", "x, shape"),
+        "forward writes an item of argument shape",
+    ),
+    "a write in a loop that rebinds later in its body": (
+        ("for i in range(2):\n    shape[0] += i\n    shape = list(shape)\nreturn x * 2", "return g, None", "x, shape"),
+        "forward writes an item of argument shape",
+    ),
+    "a write after a try that may not have rebound": (
+        (
+            "try:\n    shape = list(shape)\nexcept TypeError:\n    pass\nshape[0] += 1\nreturn x * 2",
+            "return g, None",
+            "x, shape",
+        ),
+        "forward writes an item of argument shape",
+    ),
+    "a write after a closure may have rebound it": (
+        (
+            "shape = list(shape)\ndef reset():\n    nonlocal shape\n    shape = acc\nreset()\nshape[0] += 1\n"
+            "return x * 2",
+            "return g, None, None",
+            "x, shape, acc",
+        ),
+        "forward writes an item of argument shape",
+    ),
+    "a write after a walrus rebinds it": (
+        (
+            "shape = list(shape)\nif (shape := acc) is not None:\n    pass\nshape[0] += 1\nreturn x * 2",
+            "return g, None, None",
+            "x, shape, acc",
+        ),
+        "forward writes an item of argument shape",
+    ),
+    "a write after a match may have rebound it": (
+        (
+            "shape = list(shape)\nmatch x.dim():\n    case 1:\n        shape = acc\nshape[0] += 1\nreturn x * 2",
+            "return g, None, None",
+            "x, shape, acc",
+        ),
+        "forward writes an item of argument shape",
+    ),
+    "a list argument extended after a tuple rebinding on one branch": (
+        ("if x.dim() > 1:\n    acc = (x,)\nacc += [x]\nreturn x * 2", "return g, None", "x, acc"),
+        "forward extends argument acc",
+    ),
     "side effects win over opacity": (
         ("y = np.sin(x.numpy())\nLOG.append(1)\nreturn x * 2",),
         "forward appends to module-level LOG",
@@ -233,6 +321,30 @@ def test_side_effecting(body, reason):
 OPAQUE = {
     # a forward's: dynamo traces it as it traced the original's (the split path)
     "print": (("print('forward')\nreturn x * 2",), "forward calls print"),
+    "an environment variable read in forward": (
+        ("import os\nif os.environ.get('FLAG', '0') == '1':\n    return x * 3\nreturn x * 2",),
+        "forward calls os.environ.get",
+    ),
+    # a forward's plain set: traced and replayed as the original's, nothing guarded changes
+    "an attribute set on an argument": (
+        ("state.last = x.detach()\nreturn x * 2", "return g, None", "x, state"),
+        "forward sets argument state.last",
+    ),
+    "a global set": (("global COUNT\nCOUNT = 1\nreturn x * 2",), "forward assigns module-level COUNT"),
+    "a module-level cache a helper fills": (
+        (
+            "return x * scale_for(x)",
+            "return g",
+            "x",
+            "\nCACHE = {}\n\ndef scale_for(t):\n"
+            "    key = (t.dtype, t.shape[-1])\n    if key not in CACHE:\n        CACHE[key] = 2.0\n    return CACHE[key]\n",
+        ),
+        "forward calls scale_for, which reads module-level CACHE, which the module changes at run time",
+    ),
+    "an attribute set on a closure's object": (
+        ("holder.flag = True\nreturn x * 2", "return g", "x", "\nholder = State()\n"),
+        "forward sets module-level holder.flag",
+    ),
     # a backward's raise: traced, it would raise while the forward compiles
     "a backward that raises": (
         ("return x * 2", "if g.dim() > 1:\n    raise NotImplementedError('1-d only')\nreturn g * 3"),
@@ -508,8 +620,8 @@ def test_a_helper_filling_the_record_in_forward_is_traceable():
         (
             "save(ctx, x)\nreturn x * 2",
             "return g",
-            _SAVES.replace("c.n = len", "STATE.count = c.n = len"),
-            "forward calls save, which sets module-level STATE.count",
+            _SAVES.replace("c.n = len", "STATE.count += 1\n    c.n = len"),
+            "forward calls save, which updates module-level STATE.count",
         ),
     ],
 )
@@ -525,13 +637,13 @@ def test_a_helper_handed_the_record_otherwise_is_side_effecting(forward, backwar
     ("forward", "params", "writes"),
     [
         ("seen.append(x)\nreturn x * 2", "x, seen", (1,)),
-        ("cache['k'] = x\nseen.extend([x])\nreturn x * 2", "x, seen, cache", (1, 2)),
+        ("cache['k'] += x\nseen.extend([x])\nreturn x * 2", "x, seen, cache", (1, 2)),
         ("seen[0].append(x)\nreturn x * 2", "x, seen", ()),
         ("seen.data[0] = x\nreturn x * 2", "x, seen", ()),
         # not only into arguments, or not into what the caller passed
         ("seen.append(x)\nLOG.append(1)\nreturn x * 2", "x, seen", ()),
         ("seen = seen or []\nseen.append(x)\nreturn x * 2", "x, seen", ()),
-        ("box.calls = 1\nreturn x * 2", "x, box", ()),
+        ("box.calls += 1\nreturn x * 2", "x, box", ()),
         ("keep(seen, x)\nreturn x * 2", "x, seen", ()),
     ],
 )

@@ -141,19 +141,41 @@ def _bodies_run_twice(fwd, bwd, **spec):
     return _REAL_CUSTOM_VJP(twice(fwd), twice(bwd), **spec)
 
 
+def _bodies_keep_their_first_arguments(fwd, bwd, **spec):
+    """A deliberately wrong runtime for effects that are plain sets, which a second run
+    repeats to the same state: every body runs on its first call's arguments, as an
+    effect traced once keeps the values it was traced with."""
+
+    def stale(body):
+        first: list = []
+
+        def run(*args, **kwargs):
+            first.append((args, kwargs))
+            args, kwargs = first[0]
+            return body(*args, **kwargs)
+
+        return run
+
+    return _REAL_CUSTOM_VJP(stale(fwd), stale(bwd), **spec)
+
+
 _REAL_CUSTOM_VJP = inliner.runtime.custom_vjp
 
 
 @pytest.mark.parametrize("case", LOGGED, ids=[c.name for c in LOGGED])
 def test_side_effect_comparison_can_fail(case, monkeypatch):
-    """A runtime that runs the bodies one extra time gives other logs: the comparison above has teeth."""
+    """A runtime that runs the bodies one extra time, or on stale arguments, gives other
+    logs: the comparison above has teeth."""
     original = load_module(_original_source(case), f"{case.name}_original_log", case)
     reset, log = side_effects(original)
     reset()
     run_all(original)
-    monkeypatch.setattr(inliner.runtime, "custom_vjp", _bodies_run_twice)
-    broken = load_module((case / "output.py").read_text(), f"{case.name}_twice", case)
-    reset_broken, log_broken = side_effects(broken)
-    reset_broken()
-    run_all(broken)
-    assert differs(log(), log_broken())
+    broken_logs = []
+    for label, runtime in (("twice", _bodies_run_twice), ("stale", _bodies_keep_their_first_arguments)):
+        monkeypatch.setattr(inliner.runtime, "custom_vjp", runtime)
+        broken = load_module((case / "output.py").read_text(), f"{case.name}_{label}", case)
+        reset_broken, log_broken = side_effects(broken)
+        reset_broken()
+        run_all(broken)
+        broken_logs.append(log_broken())
+    assert any(differs(log(), broken_log) for broken_log in broken_logs)

@@ -4,7 +4,8 @@ Drawn after every other decision (so a recorded list of draws from before still
 replays the same module, with these features off), they change a generated module:
 
 - a statement at the top of the main Function's forward and/or backward: a side effect
-  (a module-level log, a counter on a state object) or an opaque call (numpy,
+  (a module-level log, a counter on a state object; in forward, a plain set of an
+  attribute of one, which takes the split path) or an opaque call (numpy,
   ``.tolist()``, a branch on tensor data), none of which changes a value the harness
   compares;
 - a second Function, ``ObjFn``, that takes a non-tensor object: a list it appends to, a
@@ -24,6 +25,8 @@ FORWARD_EFFECTS = [
     None,
     ("fwd_log", "side_effecting", "forward appends to module-level LOG", 'LOG.append("forward")'),
     ("fwd_counter", "side_effecting", "forward updates module-level STATE.calls", "STATE.calls += 1"),
+    # a plain set: dynamo traces and replays it as the original's (the split path)
+    ("fwd_set", "opaque", "forward sets module-level STATE.last", "STATE.last = {t}.detach() * 2"),
     ("fwd_numpy", "opaque", "forward calls numpy.zeros", "_scratch = np.zeros(1)"),
     ("fwd_tolist", "opaque", "forward calls {t}.detach().tolist()", "_values = {t}.detach().tolist()"),
     (
@@ -49,19 +52,21 @@ LOG = []
 
 class _State:
     calls = 0
+    last = None
 
 
 STATE = _State()
 
 
 def side_effect_log():
-    return [*LOG, ("calls", STATE.calls), *SEEN]
+    return [*LOG, ("calls", STATE.calls), ("last", STATE.last), *SEEN]
 
 
 def reset_side_effects():
     LOG.clear()
     SEEN.clear()
     STATE.calls = 0
+    STATE.last = None
 
 
 SEEN = []

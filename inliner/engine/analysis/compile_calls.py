@@ -337,7 +337,25 @@ def fresh_container(walker, receiver: ast.AST) -> bool:
     (``saved = [x.detach(), w]`` on each branch, then ``saved.append(b)`` or
     ``saved[1] = b``): writing to it changes only what this body made, whatever the
     elements are."""
+    known = reaching_value(walker, receiver)
+    if known is not None:  # the write sees this binding: a tuple there raises, as it did
+        return _a_tuple(known) or _makes_container(walker, known)
     return every_binding(walker, receiver, lambda value: _makes_container(walker, value))
+
+
+def _a_tuple(value: ast.AST) -> bool:
+    """A tuple display, or a choice between them: ``+=`` rebinds it, an item write raises."""
+    if isinstance(value, ast.IfExp):
+        return _a_tuple(value.body) and _a_tuple(value.orelse)
+    return isinstance(value, ast.Tuple)
+
+
+def reaching_value(walker, expr: ast.AST) -> ast.expr | None:
+    """The value of the one assignment that reaches the local name ``expr``, where flow shows it."""
+    if not isinstance(expr, ast.Name):
+        return None
+    scope = walker.lookup(expr.id)
+    return scope.reaching.get(id(expr)) if scope is not None else None
 
 
 def every_binding(walker, expr: ast.AST, holds: Callable[[ast.AST | None], bool]) -> bool:

@@ -53,6 +53,7 @@ from inliner.engine.analysis.visitor import Visitor
 KINDS = (TRACEABLE, OPAQUE, SIDE_EFFECTING)
 _RANK = {TRACEABLE: 0, OPAQUE: 1, SIDE_EFFECTING: 2}
 _MAX_HELPER_DEPTH = 8
+_MAX_REACHING_DEPTH = 8  # assignments followed back from one use before the answer over every binding
 
 
 @dataclass(frozen=True)
@@ -346,6 +347,9 @@ def _helper_finding(
     return worst(_Walker(func, scope, facts, depth=depth + 1, record=record, in_forward=in_forward).run())
 
 
+#: attributes whose set changes a tensor's autograd state, not a Python attribute
+_TENSOR_STATE = frozenset({"data", "grad", "requires_grad", "retains_grad", "__class__", "__dict__"})
+
 _GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inference_mode"})
 
 
@@ -435,6 +439,7 @@ class _Walker(Visitor):
         self.findings: list[Finding] = []
         self.discarded: set[ast.Call] = set()  # calls whose result is thrown away
         self.scope: _Local | None = None
+        self.reaching_depth = 0  # how many reaching assignments ``_origin_external`` is following
 
     def run(self) -> list[Finding]:
         tensors = self.body.tensors if self.body is not None else frozenset()
@@ -579,7 +584,7 @@ class _Walker(Visitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for target in node.targets:
-            self._check_target(target, "sets")
+            self._check_target(target, "sets", node.value)
             self.visit(target)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -587,14 +592,14 @@ class _Walker(Visitor):
         self._check_target(node.target, "updates")
         if isinstance(node.target, ast.Name) and isinstance(node.value, (ast.List, ast.Tuple, ast.Set, ast.ListComp)):
             scope = self.lookup(node.target.id)
-            if scope is not None and node.target.id in scope.external:
+            if scope is not None and self.is_external(node.target) and not fresh_container(self, node.target):
                 self.note(node, SIDE_EFFECTING, f"extends {self.where(node.target)}", into=node.target)
         self.visit(node.target)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.visit(node.value)
-            self._check_target(node.target, "sets")
+            self._check_target(node.target, "sets", node.value)
         self.visit(node.target)
 
     def visit_Delete(self, node: ast.Delete) -> None:
@@ -602,16 +607,18 @@ class _Walker(Visitor):
             self._check_target(target, "deletes")
             self.visit(target)
 
-    def _check_target(self, target: ast.AST, verb: str) -> None:
+    def _check_target(self, target: ast.AST, verb: str, value: ast.AST | None = None) -> None:
+        """Note a write to what the body did not create; ``value``: what a plain ``=`` stores."""
         if isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
-                self._check_target(element, verb)
+                self._check_target(element, verb, value)
             return
         if isinstance(target, ast.Starred):
-            self._check_target(target.value, verb)
+            self._check_target(target.value, verb, value)
             return
+        kind = self._write_kind(target, value)
         if isinstance(target, ast.Name):
-            self._check_name_store(target)
+            self._check_name_store(target, kind)
             return
         if isinstance(target, ast.Attribute):
             if self.is_record(target.value) and self.owns_record:
@@ -619,24 +626,46 @@ class _Walker(Visitor):
             if self.backward_record and self._reaches_record(target.value):
                 return  # bwd's is the original backward's ctx write: ``compile_context`` judges those
             if self.is_external(target.value) or self._is_known_tensor(target.value):
-                self.note(target, SIDE_EFFECTING, f"{verb} {self.where(target)}")
+                self.note(target, kind, f"{verb} {self.where(target)}")
             return
         if isinstance(target, ast.Subscript):
             base = target.value
             if self._is_known_tensor(base):
                 return  # an in-place write into a tensor: torch semantics
             if self.is_external(base) and not fresh_container(self, base):
-                self.note(target, SIDE_EFFECTING, f"writes an item of {self.where(base)}", into=base)
+                self.note(target, kind, f"writes an item of {self.where(base)}", into=base)
 
-    def _check_name_store(self, target: ast.Name) -> None:
+    def _write_kind(self, target: ast.AST, value: ast.AST | None) -> str:
+        """A write to outside state is a side effect, except a forward's plain set
+        (``obj.attr = v``, ``cache[key] = v``, ``global X; X = v``) whose key and value do
+        not read what it writes. Dynamo traces and replays that as it did in the
+        original's forward, and guards nothing it changes on every call, so the split
+        path takes it with the original's graphs. A counter, an append, or a set computed
+        from what it writes keeps the island: the original recompiled on every call."""
+        if value is None or not self.in_forward:
+            return SIDE_EFFECTING
+        root = target.id if isinstance(target, ast.Name) else _root_name(target)
+        reads = [value]
+        part = target
+        while isinstance(part, (ast.Attribute, ast.Subscript)):
+            if isinstance(part, ast.Subscript):
+                reads.append(part.slice)
+            elif part.attr in _TENSOR_STATE:
+                return SIDE_EFFECTING
+            part = part.value
+        if root is None or any(_names(read, root) for read in reads):
+            return SIDE_EFFECTING
+        return OPAQUE
+
+    def _check_name_store(self, target: ast.Name, kind: str = SIDE_EFFECTING) -> None:
         scope = self.scope
         while scope is not None:
             if target.id in scope.declared_global:
-                self.note(target, SIDE_EFFECTING, f"assigns module-level {target.id}")
+                self.note(target, kind, f"assigns module-level {target.id}")
                 return
             if target.id in scope.declared_nonlocal:
                 if self.lookup_from(scope.parent, target.id) is None:
-                    self.note(target, SIDE_EFFECTING, f"assigns {target.id} of the enclosing function")
+                    self.note(target, kind, f"assigns {target.id} of the enclosing function")
                 return
             if target.id in scope.names:
                 return
@@ -792,6 +821,13 @@ def _origin_external(expr: ast.AST, walker: _Walker) -> bool:
         scope = walker.lookup(expr.id)
         if scope is None:
             return True
+        value = scope.reaching.get(id(expr))
+        if value is not None and walker.reaching_depth < _MAX_REACHING_DEPTH:
+            walker.reaching_depth += 1  # ``s = max(s, s)`` chains would branch at every step
+            try:
+                return _origin_external(value, walker)
+            finally:
+                walker.reaching_depth -= 1
         return expr.id in scope.external
     if isinstance(expr, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.Compare, ast.BinOp)):
         return False

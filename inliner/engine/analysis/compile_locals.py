@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from inliner.engine.analysis.reaching import Reaching, reaching_values
 from inliner.engine.analysis.visitor import Visitor
 
 _SCOPE_NODES = (
@@ -42,6 +43,8 @@ class Local:
     imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name
     bindings: list[tuple[str, ast.AST | None]] = field(default_factory=list)  # (name, value; None: outside)
     external: set[str] = field(default_factory=set)
+    #: the one value reaching a use of a name, where flow shows it (``reaching.reaching_values``)
+    reaching: Reaching = field(default_factory=dict)
 
 
 class _Binder(Visitor):
@@ -179,6 +182,8 @@ def make_scope(node: ScopeNode, parent: Local | None, own_params: frozenset[str]
         binder = _Binder(scope, skip)
         for statement in node.body if isinstance(node.body, list) else [node.body]:
             binder.visit(statement)
+        if not isinstance(node, ast.Lambda):
+            scope.reaching = reaching_values(node)
     else:
         binder = _Binder(scope, skip)
         for generator in node.generators:

@@ -26,9 +26,9 @@ import warnings
 from collections.abc import Callable, Mapping
 
 from inliner.engine.analysis.compile_context import CompileContext
-from inliner.engine.analysis.compile_kind import names_mutated_in
 from inliner.engine.analysis.compile_overrides import CompileOverrides
 from inliner.engine.analysis.foreign import ForeignModules, ReadSource, Where
+from inliner.engine.analysis.module_writes import names_mutated_in
 from inliner.engine.candidate import Candidate
 from inliner.engine.codes import Code
 from inliner.engine.function_class.class_uses import Parents

@@ -24,12 +24,12 @@ from inliner.engine.analysis.compile_kind import (
     ModuleFacts,
     StatementFacts,
     classify,
-    static_nones,
 )
 from inliner.engine.analysis.compile_overrides import CompileOverrides, Pragma, decide, find_pragma
 from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING
 from inliner.engine.analysis.foreign import ForeignModules, Where
 from inliner.engine.analysis.scopes import Scope, ScopeIndex
+from inliner.engine.analysis.static_nones import static_nones
 from inliner.engine.docstrings import without_docstring
 from inliner.engine.function_class.decorators import DecoratorUse
 from inliner.engine.model import CustomVJP, VJPSpec

@@ -32,7 +32,6 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from inliner.engine.analysis import compile_tables as tables
 from inliner.engine.analysis.compile_calls import (
     HelperRecord,
     check_call,
@@ -47,7 +46,9 @@ from inliner.engine.analysis.compile_locals import Local as _Local
 from inliner.engine.analysis.compile_locals import ScopeNode as _ScopeNode
 from inliner.engine.analysis.compile_locals import make_scope as _make_scope
 from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING, TRACEABLE
-from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted, own_nodes
+from inliner.engine.analysis.module_writes import names_mutated_in
+from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted, mentions
+from inliner.engine.analysis.static_nones import static_nones
 from inliner.engine.analysis.visitor import Visitor
 
 KINDS = (TRACEABLE, OPAQUE, SIDE_EFFECTING)
@@ -244,95 +245,6 @@ def _forward_kind(findings: list[Finding]) -> CompileKind:
     return dataclasses.replace(kind, argument_writes=tuple(sorted({a for a in effects if a is not None})))
 
 
-# -- where a backward gives None ------------------------------------------------------------
-
-
-def static_nones(func: ast.FunctionDef) -> tuple[int, ...] | None:
-    """Positions that every ``return`` of ``func`` (not of a nested function) gives as a
-    literal None, when every return has one shape: a tuple of the same length (or one
-    expression), or the same positions before a starred element of unknown length
-    (``return (None, None, *grads)``: 0 and 1); ``()`` for a body that always raises;
-    None when that is not known. Another position may still be None at run time (a name
-    bound to None on some path): the runtime checks it where it would matter."""
-    nodes = own_nodes(func)
-    returns = [n for n in nodes if isinstance(n, ast.Return)]
-    if not returns:
-        # no return and a last statement that raises: every call raises (fla-core's
-        # "backward is not implemented"), so no gradient is ever given, None or not
-        return () if func.body and isinstance(func.body[-1], ast.Raise) else None
-    shapes: set[tuple[tuple[bool, ...], bool]] = set()
-    for node in returns:
-        value = node.value
-        if value is None or (isinstance(value, ast.Name) and _may_hold_a_tuple(value.id, nodes)):
-            return None
-        shape = _return_shape(value.elts if isinstance(value, ast.Tuple) else [value])
-        if shape is None:
-            return None
-        shapes.add(shape)
-    if len(shapes) != 1:
-        return None
-    ((known, _open),) = shapes
-    return tuple(i for i, none in enumerate(known) if none)
-
-
-def _return_shape(elements: list[ast.expr]) -> tuple[tuple[bool, ...], bool] | None:
-    """Per position of one returned tuple, whether it is a literal None, as far as the
-    positions are known (``*[None] * 4`` and ``*(None, None)`` are literal Nones; any
-    other starred element ends what is known, ``(None, None, *grads)``); and whether it
-    ended so. None when a literal None follows that end: it would come at a position
-    not known here."""
-    shape: list[bool] = []
-    for k, element in enumerate(elements):
-        if not isinstance(element, ast.Starred):
-            shape.append(_is_none(element))
-            continue
-        count = _count_of_nones(element.value)
-        if count is None:
-            rest = elements[k + 1 :]
-            if any(_is_none(e) or (isinstance(e, ast.Starred) and _count_of_nones(e.value)) for e in rest):
-                return None
-            return tuple(shape), True
-        shape.extend([True] * count)
-    return tuple(shape), False
-
-
-def _count_of_nones(expr: ast.expr) -> int | None:
-    """``[None] * 4``, ``(None,) * 2``, ``[None, None]``: how many Nones (None: not such a literal)."""
-    if isinstance(expr, (ast.List, ast.Tuple)):
-        return len(expr.elts) if all(_is_none(e) for e in expr.elts) else None
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
-        for items, times in ((expr.left, expr.right), (expr.right, expr.left)):
-            count = _count_of_nones(items)
-            if count is not None and isinstance(times, ast.Constant) and type(times.value) is int:
-                return count * max(times.value, 0)
-    return None
-
-
-def _is_none(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Constant) and expr.value is None
-
-
-def _may_hold_a_tuple(name: str, nodes: list[ast.AST]) -> bool:
-    """Whether ``name`` is bound to a tuple, a list, None or something unknown anywhere
-    in the body (a returned name holding several gradients, some None). Only what binds
-    the name counts: a statement inside a ``with`` or ``for`` block is a node of its own."""
-    for node in nodes:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            if not isinstance(node.value, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript, ast.Attribute)):
-                return True
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)):
-            if _names(node.target, name):
-                return True
-        elif isinstance(node, ast.With):
-            if any(item.optional_vars is not None and _names(item.optional_vars, name) for item in node.items):
-                return True
-    return False
-
-
-def _names(target: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
-
-
 def _helper_finding(
     func, scope: Scope, facts: ModuleFacts, depth: int, record: HelperRecord | None, in_forward: bool
 ) -> Finding | None:
@@ -351,54 +263,6 @@ def _helper_finding(
 _TENSOR_STATE = frozenset({"data", "grad", "requires_grad", "retains_grad", "__class__", "__dict__"})
 
 _GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inference_mode"})
-
-
-# -- module-level names changed at run time ----------------------------------------------
-
-
-def names_mutated_in(statement: ast.stmt) -> frozenset[str]:
-    """Names the functions inside one top-level statement rebind (``global``) or mutate
-    (attribute, item, ``append``...), when they do not bind them themselves. Import-time
-    writes do not count. A function of the statement's text alone, so an editor's cache
-    may answer for a statement from a previous version of the file."""
-    out: set[str] = set()
-    for func in ast.walk(statement):
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            continue
-        nodes = list(ast.walk(func))  # walked once: the module's every function is
-        own = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
-        own |= {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-        declared = {n for node in nodes if isinstance(node, ast.Global) for n in node.names}
-        for node in nodes:
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and node.id in declared:
-                out.add(node.id)
-            for root in _written_roots(node):
-                if root not in own or root in declared:
-                    out.add(root)
-    return frozenset(out)
-
-
-def _written_roots(node: ast.AST) -> list[str]:
-    """Root names whose object ``node`` writes into (``a.b = ``, ``a[i] += ``, ``a.append(...)``)."""
-    targets: list[ast.AST] = []
-    if isinstance(node, (ast.Assign, ast.Delete)):
-        targets = list(node.targets)
-    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-        targets = [node.target]
-    elif (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in tables.MUTATING_METHODS
-    ):
-        targets = [node.func]
-    roots = []
-    for target in targets:
-        for part in ast.walk(target):
-            if isinstance(part, (ast.Attribute, ast.Subscript)):
-                root = _root_name(part)
-                if root is not None:
-                    roots.append(root)
-    return roots
 
 
 # -- the walk -----------------------------------------------------------------------------------
@@ -653,7 +517,7 @@ class _Walker(Visitor):
             elif part.attr in _TENSOR_STATE:
                 return SIDE_EFFECTING
             part = part.value
-        if root is None or any(_names(read, root) for read in reads):
+        if root is None or any(mentions(read, root) for read in reads):
             return SIDE_EFFECTING
         return OPAQUE
 

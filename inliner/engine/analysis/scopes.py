@@ -326,3 +326,8 @@ class ScopeIndex(Visitor):
             else:
                 out.add("<local>")
         return out
+
+
+def mentions(node: ast.AST, name: str) -> bool:
+    """``name`` is a ``Name`` somewhere in ``node`` (a target, a value, a key)."""
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))

@@ -217,8 +217,16 @@ SIDE_EFFECTING = {
         ("ctx.layer = layer\nreturn x * 2", "layer = ctx.layer\nlayer.step()\nreturn g, None", "x, layer"),
         "backward calls layer.step, a method of layer (stored on ctx)",
     ),
-    "a counter through an argument's attribute": (
-        ("obj.calls += 1\nreturn x * 2", "return g, None", "x, obj"),
+    "a counter through a module-level object's attribute": (
+        ("obj = STATE\nobj.calls += 1\nreturn x * 2",),
+        "forward updates obj.calls",
+    ),
+    "a counter through an argument's item keyed by itself": (
+        ("obj[len(obj)] = 1\nobj[len(obj) - 1] += 1\nreturn x * 2", "return g, None", "x, obj"),
+        "forward writes an item of argument obj",
+    ),
+    "a counter through an argument rebound": (
+        ("obj = obj or STATE\nobj.calls += 1\nreturn x * 2", "return g, None", "x, obj"),
         "forward updates argument obj.calls",
     ),
     "append to a list argument": (
@@ -233,9 +241,9 @@ SIDE_EFFECTING = {
         ("acc += [x]\nreturn x * 2", "return g, None", "x, acc"),
         "forward extends argument acc",
     ),
-    "an item of an argument updated": (
-        ("cfg['calls'] += 1\nreturn x * 2", "return g, None", "x, cfg"),
-        "forward writes an item of argument cfg",
+    "an item of a module-level dict updated": (
+        ("cfg = CFG\ncfg['calls'] += 1\nreturn x * 2", "return g", "x", "\nCFG = {'calls': 0}\n"),
+        "forward writes an item of cfg",
     ),
     "an item set from what it writes": (
         ("cfg[len(cfg)] = 1\nreturn x * 2", "return g, None", "x, cfg"),
@@ -324,6 +332,15 @@ OPAQUE = {
     "an environment variable read in forward": (
         ("import os\nif os.environ.get('FLAG', '0') == '1':\n    return x * 3\nreturn x * 2",),
         "forward calls os.environ.get",
+    ),
+    # a counter on what the caller passed: dynamo makes it dynamic after one recompile
+    "a counter through an argument's attribute": (
+        ("obj.calls += 1\nobj.total = obj.total + x.sum()\nreturn x * 2", "return g, None", "x, obj"),
+        "forward updates argument obj.calls",
+    ),
+    "a counter through an argument's item": (
+        ("obj['calls'] += 1\nreturn x * 2", "return g, None", "x, obj"),
+        "forward writes an item of argument obj",
     ),
     # a forward's plain set: traced and replayed as the original's, nothing guarded changes
     "an attribute set on an argument": (
@@ -637,13 +654,13 @@ def test_a_helper_handed_the_record_otherwise_is_side_effecting(forward, backwar
     ("forward", "params", "writes"),
     [
         ("seen.append(x)\nreturn x * 2", "x, seen", (1,)),
-        ("cache['k'] += x\nseen.extend([x])\nreturn x * 2", "x, seen, cache", (1, 2)),
+        ("cache[len(cache)] = x\nseen.extend([x])\nreturn x * 2", "x, seen, cache", (1, 2)),
         ("seen[0].append(x)\nreturn x * 2", "x, seen", ()),
         ("seen.data[0] = x\nreturn x * 2", "x, seen", ()),
         # not only into arguments, or not into what the caller passed
         ("seen.append(x)\nLOG.append(1)\nreturn x * 2", "x, seen", ()),
         ("seen = seen or []\nseen.append(x)\nreturn x * 2", "x, seen", ()),
-        ("box.calls += 1\nreturn x * 2", "x, box", ()),
+        ("box['calls'] = box['calls'] + 1\nLOG.append(1)\nreturn x * 2", "x, box", ()),
         ("keep(seen, x)\nreturn x * 2", "x, seen", ()),
     ],
 )

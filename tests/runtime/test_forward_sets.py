@@ -1,13 +1,15 @@
-"""A forward whose effects are plain sets of outside state takes the split path; a counter
-or an append keeps the island (docs/compile.md, "The paths").
+"""A forward whose effects are plain sets of outside state, or counters on what its caller
+passed, takes the split path; a counter on other state or an append keeps the island
+(docs/compile.md, "The paths").
 
 Dynamo traces a plain set (``state.last = v``, ``CACHE[key] = v``, ``global X; X = v``,
 ``nonlocal``, an attribute of a tensor argument) and replays it after the graph, as it
 did in the original's forward, and nothing it guards changes on every call: the split
 path gives the original's graphs, breaks and recompiles exactly, where an island would
-add a graph break. A counter or an append changes what dynamo guards on every call: the
-original recompiled on every call until dynamo gave the frame up, the island compiles
-once and breaks the graph at the call.
+add a graph break. So it does for a counter on an argument's attribute, which dynamo
+makes dynamic after one recompile. A counter on module-level state or an append changes
+what dynamo guards on every call: the original recompiled on every call until dynamo
+gave the frame up, the island compiles once and breaks the graph at the call.
 
 Each Function is written here, rewritten by the engine, and compiled (aot_eager) beside
 its original over more calls than dynamo's recompile limit.
@@ -123,6 +125,29 @@ def make_closure_set():
     return AssignsNonlocal, lambda: last
 
 
+class CountsOnArgument(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, state):
+        state.calls += 1
+        state.total = state.total + x.sum()
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3, None
+
+
+class CountsInArgumentItem(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, state):
+        state["calls"] += 1
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3, None
+
+
 class CountsOnModuleObject(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, state):
@@ -146,15 +171,18 @@ class AppendsToModuleList(torch.autograd.Function):
 """
 
 #: Function -> what its effect leaves, read after the calls
-SETS = {
+SPLIT = {
     "SetsArgumentAttribute": lambda module, state: state.last,
     "SetsArgumentItem": lambda module, state: state["last"],
     "SetsTensorAttribute": lambda module, state: None,
     "AssignsGlobal": lambda module, state: module.LAST,
     "FillsModuleCache": lambda module, state: dict(module.CACHE),
     "AssignsNonlocal": lambda module, state: module.read_last(),
+    # a counter on what the caller passed: dynamo makes it dynamic after one recompile
+    "CountsOnArgument": lambda module, state: (state.calls, state.total),
+    "CountsInArgumentItem": lambda module, state: state["calls"],
 }
-READ_MODIFY_WRITES = {
+ISLAND = {
     "CountsOnModuleObject": lambda module, state: module.HOLDER.calls,
     "AppendsToModuleList": lambda module, state: [float(t) for t in module.LOG],
 }
@@ -163,7 +191,7 @@ READ_MODIFY_WRITES = {
 @pytest.fixture(scope="module")
 def modules() -> tuple[types.ModuleType, types.ModuleType]:
     result = flatten(SOURCE, path="forward_sets.py")
-    assert set(SETS) - {"AssignsNonlocal"} <= set(result.flattened), [d.format() for d in result.diagnostics]
+    assert set(SPLIT) - {"AssignsNonlocal"} <= set(result.flattened), [d.format() for d in result.diagnostics]
     return _loaded(SOURCE, "forward_sets_original"), _loaded(result.source, "forward_sets_flat")
 
 
@@ -175,9 +203,13 @@ def _loaded(source: str, label: str) -> types.ModuleType:
 
 class _State:
     last = None
+    calls = 0
+    total = 0.0
 
 
 def _state(name: str):
+    if name == "CountsInArgumentItem":
+        return {"calls": 0}
     return {} if name == "SetsArgumentItem" else _State()
 
 
@@ -208,23 +240,21 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def test_plain_sets_take_the_split_path_and_the_rest_the_island(modules):
+def test_plain_sets_and_argument_counters_take_the_split_path_the_rest_the_island(modules):
     flat = modules[1]
-    module_level = [name for name in SETS if name != "AssignsNonlocal"]
+    module_level = [name for name in SPLIT if name != "AssignsNonlocal"]
     assert {name: getattr(flat, name).compile_path for name in module_level} == dict.fromkeys(module_level, "split")
-    assert {name: getattr(flat, name).compile_path for name in READ_MODIFY_WRITES} == dict.fromkeys(
-        READ_MODIFY_WRITES, "island"
-    )
+    assert {name: getattr(flat, name).compile_path for name in ISLAND} == dict.fromkeys(ISLAND, "island")
 
 
-@pytest.mark.parametrize("name", SETS)
-def test_a_plain_set_compiles_as_the_original_did(modules, name):
+@pytest.mark.parametrize("name", SPLIT)
+def test_a_write_on_the_split_path_compiles_as_the_original_did(modules, name):
     """The original's graphs, breaks and recompiles (2.13; on 2.9 the original breaks the
     graph at forward effects in the HOP, so never more), its gradients, the state its
     last call left."""
     original, flat = modules
-    want = _compiled(original, name, SETS[name])
-    got = _compiled(flat, name, SETS[name])
+    want = _compiled(original, name, SPLIT[name])
+    got = _compiled(flat, name, SPLIT[name])
     assert all(torch.equal(a, b) for a, b in zip(got["grads"], want["grads"], strict=True))
     assert _same(want["effect"], got["effect"]), (want["effect"], got["effect"])
     if TORCH_2_13:
@@ -233,13 +263,13 @@ def test_a_plain_set_compiles_as_the_original_did(modules, name):
         assert all(g <= w for g, w in zip(got["counts"], want["counts"], strict=True)), (got["counts"], want["counts"])
 
 
-@pytest.mark.parametrize("name", READ_MODIFY_WRITES)
+@pytest.mark.parametrize("name", ISLAND)
 def test_a_counter_or_an_append_stays_an_island_that_compiles_once(modules, name):
     """The effect lands on every call either way; the original recompiled on every call
     until dynamo gave the frame up (2.13), the island compiles once and breaks the graph."""
     original, flat = modules
-    want = _compiled(original, name, READ_MODIFY_WRITES[name])
-    got = _compiled(flat, name, READ_MODIFY_WRITES[name])
+    want = _compiled(original, name, ISLAND[name])
+    got = _compiled(flat, name, ISLAND[name])
     assert all(torch.equal(a, b) for a, b in zip(got["grads"], want["grads"], strict=True))
     assert _same(want["effect"], got["effect"])
     breaks, graphs, given_up = got["counts"]

@@ -324,16 +324,20 @@ class _Walker(Visitor):
         """The position of the forward's own parameter ``expr`` names (``seen`` in
         ``seen.append(x)``, not ``seen.data`` or ``seen[0]``: the runtime reads the type of
         what the caller passed), when the forward never rebinds it; None elsewhere."""
-        if self.body is None or self.body.role != "forward" or not isinstance(expr, ast.Name):
-            return None
-        root = expr.id
-        scope = self.lookup(root)
-        if scope is None or scope.parent is not None or root not in scope.params:
-            return None
-        if any(name == root for name, _ in scope.bindings):
+        if not isinstance(expr, ast.Name) or not self._own_parameter(expr.id):
             return None
         positional = [a.arg for a in (*self.func.args.posonlyargs, *self.func.args.args)]
-        return positional.index(root) if root in positional else None
+        return positional.index(expr.id) if expr.id in positional else None
+
+    def _own_parameter(self, name: str) -> bool:
+        """``name`` is a parameter of the forward body itself that it never rebinds: what
+        the caller passed."""
+        if self.body is None or self.body.role != "forward":
+            return False
+        scope = self.lookup(name)
+        if scope is None or scope.parent is not None or name not in scope.params:
+            return False
+        return not any(bound == name for bound, _ in scope.bindings)
 
     def _is_residual(self, expr: ast.AST, depth: int = 0) -> bool:
         """``expr`` reaches into one of bwd's residuals (what forward kept on ctx), directly
@@ -500,26 +504,33 @@ class _Walker(Visitor):
                 self.note(target, kind, f"writes an item of {self.where(base)}", into=base)
 
     def _write_kind(self, target: ast.AST, value: ast.AST | None) -> str:
-        """A write to outside state is a side effect, except a forward's plain set
-        (``obj.attr = v``, ``cache[key] = v``, ``global X; X = v``) whose key and value do
-        not read what it writes. Dynamo traces and replays that as it did in the
-        original's forward, and guards nothing it changes on every call, so the split
-        path takes it with the original's graphs. A counter, an append, or a set computed
-        from what it writes keeps the island: the original recompiled on every call."""
-        if value is None or not self.in_forward:
+        """A write to outside state is a side effect, except in a forward, where dynamo
+        traces and replays it as it did in the original's forward, and what it guards
+        settles, so the split path takes it with the original's graphs: a plain set
+        (``obj.attr = v``, ``cache[key] = v``, ``global X; X = v``) whose key and value
+        do not read what it writes, or a counter on what the caller passed
+        (``state.calls += 1``, ``stats["calls"] += 1``: dynamo makes the count dynamic
+        after one recompile). A counter on module-level or closure state, an append, or
+        a write keyed by what it writes (``cache[len(cache)] = v``) keeps the island: the
+        original recompiled on every call (measured in tests/runtime/test_forward_sets.py)."""
+        if not self.in_forward:
             return SIDE_EFFECTING
         root = target.id if isinstance(target, ast.Name) else _root_name(target)
-        reads = [value]
+        keys = []
         part = target
         while isinstance(part, (ast.Attribute, ast.Subscript)):
             if isinstance(part, ast.Subscript):
-                reads.append(part.slice)
+                keys.append(part.slice)
             elif part.attr in _TENSOR_STATE:
                 return SIDE_EFFECTING
             part = part.value
-        if root is None or any(mentions(read, root) for read in reads):
+        if root is None:
             return SIDE_EFFECTING
-        return OPAQUE
+        if value is not None and not any(mentions(read, root) for read in (value, *keys)):
+            return OPAQUE
+        if not any(mentions(key, root) for key in keys) and self._own_parameter(root):
+            return OPAQUE
+        return SIDE_EFFECTING
 
     def _check_name_store(self, target: ast.Name, kind: str = SIDE_EFFECTING) -> None:
         scope = self.scope

@@ -8,8 +8,9 @@ replays the same module, with these features off), they change a generated modul
   attribute of one, which takes the split path) or an opaque call (numpy,
   ``.tolist()``, a branch on tensor data), none of which changes a value the harness
   compares;
-- a second Function, ``ObjFn``, that takes a non-tensor object: a list it appends to, a
-  dataclass or an ``nn.Module`` it reads, a lambda or a module it calls.
+- a second Function, ``ObjFn``, that takes a non-tensor object: a list it appends to, an
+  object it counts calls on, a dataclass or an ``nn.Module`` it reads, a lambda or a
+  module it calls.
 
 Each feature knows the kind and reason the engine must decide (``Generated.compile_kinds``),
 and a module with side effects defines ``side_effect_log()`` / ``reset_side_effects()``
@@ -56,17 +57,19 @@ class _State:
 
 
 STATE = _State()
+COUNTER = _State()
 
 
 def side_effect_log():
-    return [*LOG, ("calls", STATE.calls), ("last", STATE.last), *SEEN]
+    counted = [("counter", COUNTER.calls), ("counted", COUNTER.last)]
+    return [*LOG, ("calls", STATE.calls), ("last", STATE.last), *counted, *SEEN]
 
 
 def reset_side_effects():
     LOG.clear()
     SEEN.clear()
-    STATE.calls = 0
-    STATE.last = None
+    STATE.calls = COUNTER.calls = 0
+    STATE.last = COUNTER.last = None
 
 
 SEEN = []
@@ -97,6 +100,15 @@ OBJECT_ARGUMENTS = [
         "forward appends to argument obj",
         "obj.append(x.detach().clone())\nreturn x * 2",
         "SEEN",
+        "3.0",
+    ),
+    # a counter on what the caller passed: dynamo makes it dynamic, as for the original
+    ObjectArgument(
+        "obj_counter",
+        "opaque",
+        "forward updates argument obj.calls",
+        "obj.calls += 1\nobj.last = x.detach() * 2\nreturn x * 2",
+        "COUNTER",
         "3.0",
     ),
     ObjectArgument(

@@ -253,6 +253,10 @@ SIDE_EFFECTING = {
         ("STATE.count = STATE.count + 1\nreturn x * 2",),
         "forward sets module-level STATE.count",
     ),
+    "an argument's attribute deleted": (
+        ("del obj.cache\nreturn x * 2", "return g, None", "x, obj"),
+        "forward deletes argument obj.cache",
+    ),
     "a tensor's data set": (
         ("w.data = x.detach()\nreturn x * w", "return g, g", "x, w"),
         "forward sets argument w.data",

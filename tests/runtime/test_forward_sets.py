@@ -148,6 +148,18 @@ class CountsInArgumentItem(torch.autograd.Function):
         return g * 3, None
 
 
+class WritesTensorArgument(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, state):
+        state[0] = 5.0
+        state[1] += 1.0
+        return x * 2 + state
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3, None
+
+
 class CountsOnModuleObject(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, state):
@@ -181,6 +193,8 @@ SPLIT = {
     # a counter on what the caller passed: dynamo makes it dynamic after one recompile
     "CountsOnArgument": lambda module, state: (state.calls, state.total),
     "CountsInArgumentItem": lambda module, state: state["calls"],
+    # an in-place write into a tensor the caller passed: torch semantics, an input mutation
+    "WritesTensorArgument": lambda module, state: state.clone(),
 }
 ISLAND = {
     "CountsOnModuleObject": lambda module, state: module.HOLDER.calls,
@@ -210,6 +224,8 @@ class _State:
 def _state(name: str):
     if name == "CountsInArgumentItem":
         return {"calls": 0}
+    if name == "WritesTensorArgument":
+        return torch.zeros(3)
     return {} if name == "SetsArgumentItem" else _State()
 
 

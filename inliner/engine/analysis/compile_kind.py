@@ -484,7 +484,7 @@ class _Walker(Visitor):
         if isinstance(target, ast.Starred):
             self._check_target(target.value, verb, value)
             return
-        kind = self._write_kind(target, value)
+        kind = SIDE_EFFECTING if verb == "deletes" else self._write_kind(target, value)
         if isinstance(target, ast.Name):
             self._check_name_store(target, kind)
             return

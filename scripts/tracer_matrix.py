@@ -135,7 +135,7 @@ def _category(reason: str) -> str:
         ("Proxy object cannot be iterated", "fx: autocast region"),
         ("being transformed by a functorch transform", "torch.func: `requires_grad_` in backward"),
         ("Unknown attribute requires_grad_", "thunder: `requires_grad_` in backward"),
-        ("is being overwritten this is not allowed", "thunder: a ctx attribute written in backward"),
+        ("is being overwritten this is not allowed", "thunder: a trace variable written twice"),
         ("AttributeError: save_for_forward", "thunder: no `ctx.save_for_forward`"),
         ("expected m1 and m2 to have the same dtype", "fx: autocast not recorded"),
         ("mark_dirty can only accept variables", "fx: `mark_dirty` on a proxy"),

@@ -2,7 +2,7 @@
 
 Not a test (no thresholds asserted): it prints ratios. For the issue's four Functions
 (pure torch, a numpy forward, a dataclass argument, a backward with a Python side
-effect), 256x256 inputs, inductor, one thread, each variant (the original and every
+effect) and a forward that sets an attribute of module-level state, 256x256 inputs, inductor, one thread, each variant (the original and every
 path) called from its own small compiled function (its own code object, so that
 dynamo's caches never mix them):
 
@@ -54,6 +54,13 @@ from inliner.runtime import custom_vjp
 
 N = 256
 COUNT = [0]
+
+
+class Recorder:
+    last = None
+
+
+RECORDER = Recorder()
 
 
 @dataclasses.dataclass
@@ -115,6 +122,20 @@ class CountedBackward(torch.autograd.Function):
         return g * w * 3, None
 
 
+class RecordedForward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(w)
+        y = torch.tanh(x) * w
+        RECORDER.last = y.detach().sum()
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (w,) = ctx.saved_tensors
+        return g * w * 3, None
+
+
 # -- the flat bodies, as the engine emits them ----------------------------------------------------
 
 
@@ -155,6 +176,17 @@ def counted_bwd(residuals, g):
     return g * w * 3, None
 
 
+def recorded_fwd(x, w):
+    y = torch.tanh(x) * w
+    RECORDER.last = y.detach().sum()
+    return y, (w,)
+
+
+def recorded_bwd(residuals, g):
+    (w,) = residuals
+    return g * w * 3, None
+
+
 PATHS = {
     "graph": {},
     "split": {"compile_kind": "opaque", "backward_kind": "traceable"},
@@ -175,6 +207,7 @@ FUNCTIONS: dict[str, tuple] = {
         (1,),
         "split, opaque bwd",
     ),
+    "forward sets state": (RecordedForward, recorded_fwd, recorded_bwd, ("split", "island"), (1,), "split"),
 }
 
 CONTEXTS = ("alone", "in model")

@@ -249,6 +249,14 @@ SIDE_EFFECTING = {
         ("cfg[len(cfg)] = 1\nreturn x * 2", "return g, None", "x, cfg"),
         "forward writes an item of argument cfg",
     ),
+    "an attribute set through a method of its object": (
+        ("STATE.count = STATE.next_count()\nreturn x * 2",),
+        "forward sets module-level STATE.count",
+    ),
+    "an attribute set from the object holding it": (
+        ("STATE.count = bump(STATE)\nreturn x * 2", "return g", "x", "\ndef bump(s):\n    return 1\n"),
+        "forward sets module-level STATE.count",
+    ),
     "an attribute set from itself": (
         ("STATE.count = STATE.count + 1\nreturn x * 2",),
         "forward sets module-level STATE.count",
@@ -352,6 +360,16 @@ OPAQUE = {
         "forward sets argument state.last",
     ),
     "a global set": (("global COUNT\nCOUNT = 1\nreturn x * 2",), "forward assigns module-level COUNT"),
+    # torchao's MXFP8OnDeviceAllToAllV: a buffer allocated from another attribute of its class
+    "an attribute set from another attribute of its object": (
+        (
+            "if STATE.buf is None:\n    STATE.buf = torch.zeros(STATE.rows)\nreturn x * 2",
+            "return g",
+            "x",
+            "\nSTATE.buf = None\nSTATE.rows = 3\n",
+        ),
+        "forward reads module-level STATE, which the module changes at run time",
+    ),
     "a module-level cache a helper fills": (
         (
             "return x * scale_for(x)",

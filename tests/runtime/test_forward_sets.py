@@ -160,6 +160,23 @@ class WritesTensorArgument(torch.autograd.Function):
         return g * 3, None
 
 
+class Buffers:
+    buf = None
+    rows = 3
+
+
+class AllocatesOnce(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, state):
+        if Buffers.buf is None:
+            Buffers.buf = torch.zeros(Buffers.rows)
+        return x * 2 + Buffers.buf
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3, None
+
+
 class CountsOnModuleObject(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, state):
@@ -193,6 +210,8 @@ SPLIT = {
     # a counter on what the caller passed: dynamo makes it dynamic after one recompile
     "CountsOnArgument": lambda module, state: (state.calls, state.total),
     "CountsInArgumentItem": lambda module, state: state["calls"],
+    # torchao's MXFP8OnDeviceAllToAllV: a class attribute allocated once from another one
+    "AllocatesOnce": lambda module, state: module.Buffers.buf,
     # an in-place write into a tensor the caller passed: torch semantics, an input mutation
     "WritesTensorArgument": lambda module, state: state.clone(),
 }

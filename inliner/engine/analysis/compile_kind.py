@@ -259,6 +259,27 @@ def _helper_finding(
     return worst(_Walker(func, scope, facts, depth=depth + 1, record=record, in_forward=in_forward).run())
 
 
+def _reads(expr: ast.AST, written: str) -> bool:
+    """``expr`` may read what a write to ``written`` (``Cls.buf``, ``CACHE``) changes: a
+    reference to it, to an attribute of it, or to an object holding it, or a call of a
+    method of its root (``Cls.buf = alloc(Cls.rows)`` reads another attribute, not the one
+    it writes; ``Cls.buf = Cls.make()`` may read it)."""
+    root = written.split(".")[0]
+    inner = {id(n.value) for n in ast.walk(expr) if isinstance(n, ast.Attribute)}
+    called = {id(n.func) for n in ast.walk(expr) if isinstance(n, ast.Call)}
+    for node in ast.walk(expr):
+        if not isinstance(node, (ast.Name, ast.Attribute)) or id(node) in inner:
+            continue
+        path = dotted(node)
+        if path is None or path.split(".")[0] != root:
+            continue  # an attribute of a computed value: its own names are walked too
+        if id(node) in called or path == written:
+            return True
+        if written.startswith(path + ".") or path.startswith(written + "."):
+            return True
+    return False
+
+
 #: attributes whose set changes a tensor's autograd state, not a Python attribute
 _TENSOR_STATE = frozenset({"data", "grad", "requires_grad", "retains_grad", "__class__", "__dict__"})
 
@@ -526,9 +547,10 @@ class _Walker(Visitor):
             part = part.value
         if root is None:
             return SIDE_EFFECTING
-        if value is not None and not any(mentions(read, root) for read in (value, *keys)):
+        written = dotted(target.value if isinstance(target, ast.Subscript) else target)
+        if value is not None and not any(_reads(read, written or root) for read in (value, *keys)):
             return OPAQUE
-        if not any(mentions(key, root) for key in keys) and self._own_parameter(root):
+        if not any(_reads(key, written or root) for key in keys) and self._own_parameter(root):
             return OPAQUE
         return SIDE_EFFECTING
 

@@ -257,6 +257,40 @@ SIDE_EFFECTING = {
         ("STATE.count = bump(STATE)\nreturn x * 2", "return g", "x", "\ndef bump(s):\n    return 1\n"),
         "forward sets module-level STATE.count",
     ),
+    # not a counter of calls, or not on what the caller passed
+    "an argument's attribute accumulated": (
+        ("obj.total = obj.total + x.sum()\nreturn x * 2", "return g, None", "x, obj"),
+        "forward sets argument obj.total",
+    ),
+    "an argument's list attribute extended": (
+        ("obj.log += [x]\nreturn x * 2", "return g, None", "x, obj"),
+        "forward updates argument obj.log",
+    ),
+    "a counter on a parameter's default": (
+        ("obj.calls += 1\nreturn x * 2", "return g, None", "x, obj=STATE"),
+        "forward updates argument obj.calls",
+    ),
+    # a read of what it writes through a local
+    "an attribute set from a local read of itself": (
+        ("n = STATE.count\nSTATE.count = n + 1\nreturn x * 2",),
+        "forward sets module-level STATE.count",
+    ),
+    "an item keyed by a local read of its dict": (
+        ("n = len(CACHE)\nCACHE[n] = x\nreturn x * 2", "return g", "x", "\nCACHE = {}\n"),
+        "forward writes an item of module-level CACHE",
+    ),
+    "an attribute set from itself through a local alias of its object": (
+        ("obj = STATE\nobj.count = STATE.count + 1\nreturn x * 2",),
+        "forward sets obj.count",
+    ),
+    "an attribute set from a name a later iteration rebinds to it": (
+        (
+            "for _ in range(2):\n    state.CB = w * 2\n    w = state.CB\nreturn x * w",
+            "return g, None, None",
+            "x, w, state",
+        ),
+        "forward sets argument state.CB",
+    ),
     "an attribute set from itself": (
         ("STATE.count = STATE.count + 1\nreturn x * 2",),
         "forward sets module-level STATE.count",
@@ -321,6 +355,21 @@ SIDE_EFFECTING = {
         ),
         "forward writes an item of argument shape",
     ),
+    "an append inside a match case that rebinds the list": (
+        ("s = []\nmatch x.dim():\n    case 1:\n        s = LOG\n        s.append(x.sum())\nreturn x * 2",),
+        "forward appends to s",
+    ),
+    "an append in a with item after an item rebinds the list": (
+        (
+            "import contextlib\ns = []\nwith contextlib.nullcontext(LOG) as s, contextlib.nullcontext(s.append(x)):\n"
+            "    pass\nreturn x * 2",
+        ),
+        "forward appends to s",
+    ),
+    "an item of a tuple's element extended": (
+        ("t = (acc,)\nt[0] += [x]\nreturn x * 2", "return g, None", "x, acc"),
+        "forward writes an item of t",
+    ),
     "a list argument extended after a tuple rebinding on one branch": (
         ("if x.dim() > 1:\n    acc = (x,)\nacc += [x]\nreturn x * 2", "return g, None", "x, acc"),
         "forward extends argument acc",
@@ -347,7 +396,7 @@ OPAQUE = {
     ),
     # a counter on what the caller passed: dynamo makes it dynamic after one recompile
     "a counter through an argument's attribute": (
-        ("obj.calls += 1\nobj.total = obj.total + x.sum()\nreturn x * 2", "return g, None", "x, obj"),
+        ("obj.calls += 1\nreturn x * 2", "return g, None", "x, obj"),
         "forward updates argument obj.calls",
     ),
     "a counter through an argument's item": (
@@ -360,6 +409,32 @@ OPAQUE = {
         "forward sets argument state.last",
     ),
     "a global set": (("global COUNT\nCOUNT = 1\nreturn x * 2",), "forward assigns module-level COUNT"),
+    # bitsandbytes' MatMul8bitFp: a name the value reads is rebound to the target only later
+    "an attribute set from a name rebound to it afterwards": (
+        ("state.CB = w * 2\nw = state.CB\nreturn x * w", "return g, None, None", "x, w, state"),
+        "forward sets argument state.CB",
+    ),
+    # linear-operator's InvQuadLogdet: a method of another attribute of the same module
+    "an attribute set beside a call of another attribute's method": (
+        ("STATE.last = x.detach() * STATE.other.value()\nreturn x * 2",),
+        "forward sets module-level STATE.last",
+    ),
+    # bitsandbytes' MatMul8bitLt: the argument rebound to itself or a default
+    "an attribute set on an argument or its default": (
+        ("state = state or STATE\nstate.last = x.detach()\nreturn x * 2", "return g, None", "x, state"),
+        "forward sets argument state.last",
+    ),
+    # liger-kernel's kernel caches: the value the write sees is the one just made
+    "a module-level cache filled from a local": (
+        (
+            "k = CACHE.get(x.shape[-1])\nif k is None:\n    k = float(x.shape[-1])\n    CACHE[x.shape[-1]] = k\n"
+            "return x * 2",
+            "return g",
+            "x",
+            "\nCACHE = {}\n",
+        ),
+        "forward reads module-level CACHE, which the module changes at run time",
+    ),
     # torchao's MXFP8OnDeviceAllToAllV: a buffer allocated from another attribute of its class
     "an attribute set from another attribute of its object": (
         (

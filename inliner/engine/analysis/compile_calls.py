@@ -332,19 +332,20 @@ _FRESH = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
 _CONTAINER_TYPES = frozenset({"list", "dict", "set"})
 
 
-def fresh_container(walker, receiver: ast.AST) -> bool:
+def fresh_container(walker, receiver: ast.AST, *, rebinding: bool = False) -> bool:
     """``receiver`` is a local name every binding of which makes a new list, dict or set
     (``saved = [x.detach(), w]`` on each branch, then ``saved.append(b)`` or
     ``saved[1] = b``): writing to it changes only what this body made, whatever the
-    elements are."""
+    elements are. ``rebinding``: the write is ``receiver += ...``, which rebinds a tuple
+    (``t[0] += v`` would first extend what the tuple holds)."""
     known = reaching_value(walker, receiver)
-    if known is not None:  # the write sees this binding: a tuple there raises, as it did
-        return _a_tuple(known) or _makes_container(walker, known)
+    if known is not None:  # the write sees this binding
+        return (rebinding and _a_tuple(known)) or _makes_container(walker, known)
     return every_binding(walker, receiver, lambda value: _makes_container(walker, value))
 
 
 def _a_tuple(value: ast.AST) -> bool:
-    """A tuple display, or a choice between them: ``+=`` rebinds it, an item write raises."""
+    """A tuple display, or a choice between them: ``+=`` rebinds it."""
     if isinstance(value, ast.IfExp):
         return _a_tuple(value.body) and _a_tuple(value.orelse)
     return isinstance(value, ast.Tuple)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from inliner.engine.analysis.reaching import Reaching, reaching_values
+from inliner.engine.analysis.reaching import Reaching, in_loops, reaching_values
 from inliner.engine.analysis.visitor import Visitor
 
 _SCOPE_NODES = (
@@ -45,6 +45,8 @@ class Local:
     external: set[str] = field(default_factory=set)
     #: the one value reaching a use of a name, where flow shows it (``reaching.reaching_values``)
     reaching: Reaching = field(default_factory=dict)
+    #: ``id`` of each name use inside a loop (``reaching.in_loops``)
+    in_loops: frozenset[int] = frozenset()
 
 
 class _Binder(Visitor):
@@ -184,6 +186,7 @@ def make_scope(node: ScopeNode, parent: Local | None, own_params: frozenset[str]
             binder.visit(statement)
         if not isinstance(node, ast.Lambda):
             scope.reaching = reaching_values(node)
+            scope.in_loops = in_loops(node)
     else:
         binder = _Binder(scope, skip)
         for generator in node.generators:

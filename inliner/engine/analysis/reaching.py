@@ -7,7 +7,7 @@ This pass follows each function body in order and records, for a name used where
 assignment of it certainly reaches, the value that assignment bound.
 
 It is sound by leaving out what it cannot follow: a name bound inside a branch, loop,
-``with``, ``try`` or ``match`` is unknown after that statement (inside a loop, a name
+``with``, ``try`` or ``match`` is unknown after that statement (and inside a ``match``) (inside a loop, a name
 bound anywhere in the loop is unknown until the iteration binds it again); names a
 walrus, ``global``, ``nonlocal`` or a nested scope's ``nonlocal`` binds are never
 known; nested functions and lambdas get their own pass. An unknown use falls back to
@@ -24,8 +24,37 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 #: what binds its ``name``: definitions, ``except ... as name``, ``case ... as name``
 _NAMED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)
 
+_TRY = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Match, *_TRY)
+#: statements without a block: a use in one sees the environment from before it
+_SIMPLE = (
+    ast.Expr,
+    ast.Return,
+    ast.Delete,
+    ast.AugAssign,
+    ast.Raise,
+    ast.Assert,
+    ast.Import,
+    ast.ImportFrom,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Pass,
+    ast.Break,
+    ast.Continue,
+)
+
 #: ``id`` of a ``Name`` node -> the value the one assignment reaching it bound
 Reaching = dict[int, ast.expr]
+
+
+def in_loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[int]:
+    """``id`` of each ``Name`` of ``function``'s own statements inside a loop, where a
+    binding written later may reach it; outside one, only a binding written before can."""
+    inside: set[int] = set()
+    for node in _own_nodes(function):
+        if node is not function and isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            inside.update(id(name) for name in _own_names(node))
+    return frozenset(inside)
 
 
 def reaching_values(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Reaching:
@@ -52,32 +81,42 @@ class _Flow:
             if node.value is not None and len(targets) == 1 and isinstance(targets[0], ast.Name):
                 return self.bind(env, targets[0].id, node.value)
             return _forget(env, _bound_in([node]))
-        if isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
+        if isinstance(node, _COMPOUND):
             return self.compound(node, env)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return _forget(env, {node.name})  # its decorators and defaults are left to the fallback
-        if not hasattr(node, "body"):  # a simple statement
+        if isinstance(node, _SIMPLE):
             self.uses(node, env)
-        return _forget(env, _bound_in([node]))  # ``match``, ``try*``: nothing recorded inside
+        return _forget(env, _bound_in([node]))  # any other statement: nothing recorded inside
 
     def compound(self, node: ast.stmt, env: dict[str, ast.expr]) -> dict[str, ast.expr]:
-        """A branch, loop, ``with`` or ``try``: followed inside, its bindings forgotten after."""
+        """A branch, loop, ``with``, ``match`` or ``try``: followed inside, its bindings forgotten after."""
         bound = _bound_in([node])
         if isinstance(node, ast.If):
             self.uses(node.test, env)
             self.block(node.body, dict(env))
             self.block(node.orelse, dict(env))
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self.uses(node.iter, env)  # evaluated once, before the first iteration
             inside = _forget(env, bound)
-            self.uses(node.iter if isinstance(node, (ast.For, ast.AsyncFor)) else node.test, inside)
+            self.block(node.body, inside)
+            self.block(node.orelse, inside)
+        elif isinstance(node, ast.While):
+            inside = _forget(env, bound)
+            self.uses(node.test, inside)  # evaluated before every iteration
             self.block(node.body, inside)
             self.block(node.orelse, inside)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
+            for item in node.items:  # each item sees what the items before it bound
                 self.uses(item.context_expr, env)
-            self.block(node.body, _forget(env, _bound_in(node.items)))
+                env = _forget(env, _bound_in([item]))
+            self.block(node.body, env)
+        elif isinstance(node, ast.Match):
+            self.uses(node.subject, env)
+            for case in node.cases:  # a case's guard and patterns are left to the fallback
+                self.block(case.body, _forget(env, bound))
         else:
-            assert isinstance(node, ast.Try)
+            assert isinstance(node, _TRY)
             after_body = self.block(node.body, dict(env))
             caught = _forget(env, _bound_in(node.body))
             for handler in node.handlers:
@@ -92,6 +131,8 @@ class _Flow:
         return {**env, name: value}
 
     def uses(self, node: ast.AST, env: dict[str, ast.expr]) -> None:
+        """Record the value reaching each name in ``node``. A stored name gets the value from
+        before the statement too: ``x += [y]`` extends what ``x`` held."""
         for name in _own_names(node):
             value = env.get(name.id)
             if value is not None:

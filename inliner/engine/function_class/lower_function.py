@@ -317,9 +317,9 @@ def _check_replay_place(
     (``@guard(check=True)``) could change order with them.
     """
     for use in uses:
-        if use.member not in own:
+        if use.member not in own:  # reported at the subclass: the decorator is its base's text
             raise Refuse(
-                Code.DECORATOR, f"the decorators of inherited `{use.member}` would be applied a second time", use.expr
+                Code.DECORATOR, f"the decorators of inherited `{use.member}` would be applied a second time", None
             )
         if keep and use.kind == "wrapper" and isinstance(use.expr, cst.Call):
             raise Refuse(

@@ -414,6 +414,15 @@ OPAQUE = {
         ("state.CB = w * 2\nw = state.CB\nreturn x * w", "return g, None, None", "x, w, state"),
         "forward sets argument state.CB",
     ),
+    # a name the value reads is bound from outside (with ... as) only later
+    "an attribute set from a name a later with rebinds": (
+        (
+            "import contextlib\nstate.last = w * 2\nwith contextlib.nullcontext(state) as w:\n    pass\nreturn x * 2",
+            "return g, None, None",
+            "x, w, state",
+        ),
+        "forward sets argument state.last",
+    ),
     # linear-operator's InvQuadLogdet: a method of another attribute of the same module
     "an attribute set beside a call of another attribute's method": (
         ("STATE.last = x.detach() * STATE.other.value()\nreturn x * 2",),

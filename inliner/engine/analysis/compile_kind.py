@@ -645,11 +645,11 @@ class _Walker(Visitor):
     def _may_reach(self, use: ast.Name, scope: _Local) -> list[ast.AST | None]:
         """The values bound to ``use``'s name that may reach it: every binding, except that
         a use of the walked scope's own outside loops sees none written after it."""
-        values = [v for bound, v in scope.bindings if bound == use.id]
+        pairs = [(v, at) for (bound, v), at in zip(scope.bindings, scope.positions, strict=True) if bound == use.id]
         if scope is not self.scope or id(use) in scope.in_loops or not hasattr(use, "lineno"):
-            return values
-        at = (use.lineno, use.col_offset)
-        return [v for v in values if v is None or (getattr(v, "lineno", 0), getattr(v, "col_offset", 0)) < at]
+            return [v for v, _ in pairs]
+        here = (use.lineno, use.col_offset)
+        return [v for v, at in pairs if at < here]
 
     def _check_name_store(self, target: ast.Name, kind: str = SIDE_EFFECTING) -> None:
         scope = self.scope

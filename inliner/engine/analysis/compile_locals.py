@@ -42,6 +42,8 @@ class Local:
     functions: set[str] = field(default_factory=set)  # nested defs / lambdas bound once
     imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name
     bindings: list[tuple[str, ast.AST | None]] = field(default_factory=list)  # (name, value; None: outside)
+    #: where each binding's target is, in ``bindings``' order ((0, 0): not known)
+    positions: list[tuple[int, int]] = field(default_factory=list)
     external: set[str] = field(default_factory=set)
     #: the one value reaching a use of a name, where flow shows it (``reaching.reaching_values``)
     reaching: Reaching = field(default_factory=dict)
@@ -57,13 +59,14 @@ class _Binder(Visitor):
         self.skip = skip  # names whose binding from the residuals is known to be a tensor
         self.root = scope.node
 
-    def bind(self, name: str, value: ast.AST | None) -> None:
+    def bind(self, name: str, value: ast.AST | None, where: ast.AST | None = None) -> None:
         self.scope.names.add(name)
         self.scope.bindings.append((name, value))
+        self.scope.positions.append((getattr(where, "lineno", 0), getattr(where, "col_offset", 0)))
 
     def bind_target(self, target: ast.expr, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
-            self.bind(target.id, value)
+            self.bind(target.id, value, target)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
                 for t, v in zip(target.elts, value.elts):
@@ -87,7 +90,7 @@ class _Binder(Visitor):
 
     def _enter_nested(self, node: ScopeNode) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self.bind(node.name, node)
+            self.bind(node.name, node, node)
             self.scope.functions.add(node.name)
             for part in (*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d)):
                 self.visit(part)
@@ -97,7 +100,7 @@ class _Binder(Visitor):
         else:  # a comprehension: its first iterable is evaluated here, a walrus binds here
             self.visit(node.generators[0].iter)
             for walrus in (n for n in ast.walk(node) if isinstance(n, ast.NamedExpr)):
-                self.bind(walrus.target.id, walrus.value)
+                self.bind(walrus.target.id, walrus.value, walrus)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.generic_visit(node)
@@ -116,11 +119,11 @@ class _Binder(Visitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if isinstance(node.target, ast.Name):
-            self.bind(node.target.id, ast.BinOp(node.target, node.op, node.value))
+            self.bind(node.target.id, ast.BinOp(node.target, node.op, node.value), node.target)
         self.generic_visit(node)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
-        self.bind(node.target.id, node.value)
+        self.bind(node.target.id, node.value, node)
         self.generic_visit(node)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
@@ -136,7 +139,7 @@ class _Binder(Visitor):
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if node.name:
-            self.bind(node.name, ast.Constant(None))
+            self.bind(node.name, ast.Constant(None), node)
         self.generic_visit(node)
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -152,7 +155,7 @@ class _Binder(Visitor):
             if node.module and not node.level:
                 self.scope.imports[bound] = f"{node.module}.{alias.name}"
             else:
-                self.scope.bindings.append((bound, None))
+                self.bind(bound, None, node)
 
     def visit_Global(self, node: ast.Global) -> None:
         self.scope.declared_global.update(node.names)
@@ -161,16 +164,16 @@ class _Binder(Visitor):
         self.scope.declared_nonlocal.update(node.names)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.bind(node.name, None)
+        self.bind(node.name, None, node)
 
     def visit_MatchAs(self, node: ast.MatchAs) -> None:
         if node.name:
-            self.bind(node.name, None)
+            self.bind(node.name, None, node)
         self.generic_visit(node)
 
     def visit_MatchStar(self, node: ast.MatchStar) -> None:
         if node.name:
-            self.bind(node.name, None)
+            self.bind(node.name, None, node)
 
 
 def make_scope(node: ScopeNode, parent: Local | None, own_params: frozenset[str], skip: frozenset[str]) -> Local:

@@ -46,6 +46,7 @@ from inliner.engine.analysis.compile_locals import Local as _Local
 from inliner.engine.analysis.compile_locals import ScopeNode as _ScopeNode
 from inliner.engine.analysis.compile_locals import make_scope as _make_scope
 from inliner.engine.analysis.compile_tables import OPAQUE, SIDE_EFFECTING, TRACEABLE
+from inliner.engine.analysis.compile_writes import write_kind
 from inliner.engine.analysis.module_writes import names_mutated_in
 from inliner.engine.analysis.scopes import Scope, ScopeIndex, dotted
 from inliner.engine.analysis.static_nones import static_nones
@@ -259,49 +260,6 @@ def _helper_finding(
     return worst(_Walker(func, scope, facts, depth=depth + 1, record=record, in_forward=in_forward).run())
 
 
-def _reads_path(expr: ast.AST, written: str) -> bool:
-    """``expr`` may read what a write to ``written`` (``Cls.buf``, ``CACHE``) changes: a
-    reference to it, to an attribute of it, or to an object holding it, or a call of a
-    method of an object holding it (``Cls.buf = alloc(Cls.rows)`` reads another attribute,
-    not the one it writes; ``Cls.buf = Cls.make()`` may read it; ``cfg.other.value()``
-    does not reach ``cfg.probes.last``)."""
-    root = written.split(".")[0]
-    inner = {id(n.value) for n in ast.walk(expr) if isinstance(n, ast.Attribute)}
-    called = {id(n.func) for n in ast.walk(expr) if isinstance(n, ast.Call)}
-    for node in ast.walk(expr):
-        if not isinstance(node, (ast.Name, ast.Attribute)) or id(node) in inner:
-            continue
-        path = dotted(node)
-        if path is None or path.split(".")[0] != root:
-            continue  # an attribute of a computed value: its own names are walked too
-        if id(node) in called:  # what the call may read: its receiver, or the function itself
-            path = path.rpartition(".")[0] or path
-        if path == written or written.startswith(path + ".") or path.startswith(written + "."):
-            return True
-    return False
-
-
-def _chains(value: ast.AST) -> set[str]:
-    """The dotted names an assigned value may be the object of (``STATE``, ``cfg.inner``,
-    either side of ``a or b`` and of ``a if c else b``); a call's result is its own."""
-    if isinstance(value, ast.BoolOp):
-        return set().union(*(_chains(v) for v in value.values))
-    if isinstance(value, ast.IfExp):
-        return _chains(value.body) | _chains(value.orelse)
-    path = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
-    return {path} if path else set()
-
-
-def _is_number(expr: ast.AST) -> bool:
-    """A literal int or float, signed or not: what a counter adds."""
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        expr = expr.operand
-    return isinstance(expr, ast.Constant) and type(expr.value) in (int, float)
-
-
-#: attributes whose set changes a tensor's autograd state, not a Python attribute
-_TENSOR_STATE = frozenset({"data", "grad", "requires_grad", "retains_grad", "__class__", "__dict__"})
-
 _GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inference_mode"})
 
 
@@ -364,12 +322,12 @@ class _Walker(Visitor):
         """The position of the forward's own parameter ``expr`` names (``seen`` in
         ``seen.append(x)``, not ``seen.data`` or ``seen[0]``: the runtime reads the type of
         what the caller passed), when the forward never rebinds it; None elsewhere."""
-        if not isinstance(expr, ast.Name) or not self._own_parameter(expr.id):
+        if not isinstance(expr, ast.Name) or not self.own_parameter(expr.id):
             return None
         positional = [a.arg for a in (*self.func.args.posonlyargs, *self.func.args.args)]
         return positional.index(expr.id) if expr.id in positional else None
 
-    def _own_parameter(self, name: str) -> bool:
+    def own_parameter(self, name: str) -> bool:
         """``name`` is a parameter of the forward body itself that it never rebinds: what
         the caller passed."""
         if self.body is None or self.body.role != "forward":
@@ -531,7 +489,7 @@ class _Walker(Visitor):
         if isinstance(target, ast.Starred):
             self._check_target(target.value, verb, value)
             return
-        kind = SIDE_EFFECTING if verb == "deletes" else self._write_kind(target, value, increment)
+        kind = SIDE_EFFECTING if verb == "deletes" else write_kind(self, target, value, increment)
         if isinstance(target, ast.Name):
             self._check_name_store(target, kind)
             return
@@ -549,107 +507,6 @@ class _Walker(Visitor):
                 return  # an in-place write into a tensor: torch semantics
             if self.is_external(base) and not fresh_container(self, base):
                 self.note(target, kind, f"writes an item of {self.where(base)}", into=base)
-
-    def _write_kind(self, target: ast.AST, value: ast.AST | None, increment: ast.AST | None) -> str:
-        """A write to outside state is a side effect, except in a forward, where dynamo
-        traces and replays it as it did in the original's forward and what it guards
-        settles, so the split path takes it with the original's graphs: a plain set
-        (``_plain_set``) or a counter on what the caller passed (``_counted_argument``).
-        A counter on module-level or closure state, an append, or a write computed from
-        what it writes keeps the island: the original recompiled on every call (measured
-        in tests/runtime/test_forward_sets.py). The check is syntactic: a read of the
-        target inside a helper the value calls is not seen (the split path then
-        recompiles on every call, as the original did)."""
-        if not self.in_forward:
-            return SIDE_EFFECTING
-        root = target.id if isinstance(target, ast.Name) else _root_name(target)
-        keys = []
-        part = target
-        while isinstance(part, (ast.Attribute, ast.Subscript)):
-            if isinstance(part, ast.Subscript):
-                keys.append(part.slice)
-            elif part.attr in _TENSOR_STATE:
-                return SIDE_EFFECTING
-            part = part.value
-        if root is None:
-            return SIDE_EFFECTING
-        # what the write changes, as a dotted path (``Cls.buf``, ``CACHE``); its root where
-        # the path has an item in the middle (``a.b[k].c``)
-        written = dotted(target.value if isinstance(target, ast.Subscript) else target) or root
-        if value is not None and self._plain_set(root, written, value, keys):
-            return OPAQUE
-        if increment is not None and self._counted_argument(root, written, increment, keys):
-            return OPAQUE
-        return SIDE_EFFECTING
-
-    def _plain_set(self, root: str, written: str, value: ast.AST, keys: list[ast.expr]) -> bool:
-        """``obj.attr = v``, ``CACHE[key] = v``, ``global X; X = v``: a key and a value that
-        read neither what it writes nor what holds it, under any name the written object
-        may have here (``obj = STATE``, then ``obj.count = STATE.count + 1`` reads it)."""
-        paths = self._paths_of(root, written)
-        return not any(self._reads(part, path) for part in (value, *keys) for path in paths)
-
-    def _paths_of(self, root: str, written: str) -> set[str]:
-        """``written``, and the same path through each object a binding of the local
-        ``root`` names (``state = state or Default()`` names ``state``)."""
-        paths = {written}
-        scope = self.lookup(root)
-        if scope is not None:
-            rest = written[len(root) :]
-            for bound, value in scope.bindings:
-                if bound == root and value is not None:
-                    paths |= {chain + rest for chain in _chains(value)}
-        return paths
-
-    def _counted_argument(self, root: str, written: str, increment: ast.AST, keys: list[ast.expr]) -> bool:
-        """``state.calls += 1``, ``stats["calls"] += 1`` on a parameter without a default
-        (a default is module-level state): dynamo makes the count dynamic after one
-        recompile, as for the original."""
-        if not _is_number(increment) or not self._own_parameter(root) or self._has_default(root):
-            return False
-        return not any(self._reads(key, written) for key in keys)
-
-    def _has_default(self, name: str) -> bool:
-        args = self.func.args
-        positional = [*args.posonlyargs, *args.args]
-        defaulted = positional[len(positional) - len(args.defaults) :]
-        defaulted += [a for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
-        return any(a.arg == name for a in defaulted)
-
-    def _reads(self, expr: ast.AST, written: str, seen: set[str] | None = None) -> bool:
-        """``expr`` may read what a write to ``written`` changes (``_reads_path``), itself or
-        through a local that the assignment reaching it, or else some binding of it, reads
-        through (``n = len(CACHE)``, then ``CACHE[n] = v``). ``seen``: the locals already
-        followed for this question, each once."""
-        if _reads_path(expr, written):
-            return True
-        seen = set() if seen is None else seen
-        root = written.split(".")[0]
-        for node in ast.walk(expr):
-            # the written object's own name: its bindings are what it is (``_paths_of``)
-            if not isinstance(node, ast.Name) or node.id in seen or node.id == root:
-                continue
-            scope = self.lookup(node.id)
-            if scope is None:
-                continue
-            known = scope.reaching.get(id(node))
-            key = node.id if known is None else f"{node.id}@{id(known)}"
-            if key in seen:
-                continue
-            seen.add(key)  # a name's bindings, or the one assignment reaching it: followed once
-            values = [known] if known is not None else self._may_reach(node, scope)
-            if any(v is None or self._reads(v, written, seen) for v in values):
-                return True
-        return False
-
-    def _may_reach(self, use: ast.Name, scope: _Local) -> list[ast.AST | None]:
-        """The values bound to ``use``'s name that may reach it: every binding, except that
-        a use of the walked scope's own outside loops sees none written after it."""
-        pairs = [(v, at) for (bound, v), at in zip(scope.bindings, scope.positions, strict=True) if bound == use.id]
-        if scope is not self.scope or id(use) in scope.in_loops or not hasattr(use, "lineno"):
-            return [v for v, _ in pairs]
-        here = (use.lineno, use.col_offset)
-        return [v for v, at in pairs if at < here]
 
     def _check_name_store(self, target: ast.Name, kind: str = SIDE_EFFECTING) -> None:
         scope = self.scope
